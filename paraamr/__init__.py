@@ -1,0 +1,1 @@
+"""ParaAMR experiment suite."""

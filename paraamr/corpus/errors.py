@@ -1,0 +1,59 @@
+"""Bad-input policy shared by every stage: raise with file and line, or skip and count.
+
+>>> log = SkipLog("skip")
+>>> log.skip("empty sentence", "corpus.jsonl", 3)
+>>> log.counts
+{'empty sentence': 1}
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+
+from paraamr.errors import CorpusFormatError
+
+__all__ = ["SkipLog", "ON_ERROR"]
+
+log = logging.getLogger(__name__)
+ON_ERROR = ("raise", "skip")
+
+
+@dataclass
+class SkipLog:
+    """Counts skipped records by reason; with ``on_error="raise"`` raises instead of skipping."""
+
+    on_error: str = "raise"
+    counts: Counter = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+    max_warnings: int = 10
+
+    def __post_init__(self) -> None:
+        if self.on_error not in ON_ERROR:
+            raise ValueError(f"on_error must be one of {ON_ERROR}, got {self.on_error!r}")
+        self.counts = Counter(self.counts)
+
+    def skip(self, reason: str, path: str | None = None, line: int | None = None) -> None:
+        """Record a bad record: raise :class:`CorpusFormatError`, or count it and warn."""
+        if self.on_error == "raise":
+            raise CorpusFormatError(
+                reason + " (pass on_error=skip to skip and count such records)", path, line
+            )
+        self.counts[reason] += 1
+        where = f"{path}:{line}" if path is not None else "?"
+        self.examples.setdefault(reason, where)
+        if self.total <= self.max_warnings:
+            log.warning("skipped %s: %s", where, reason)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def merge(self, other: SkipLog) -> None:
+        self.counts.update(other.counts)
+        for k, v in other.examples.items():
+            self.examples.setdefault(k, v)
+
+    def summary(self) -> dict[str, object]:
+        return {"total": self.total, "by_reason": dict(self.counts), "first_seen": self.examples}

@@ -1,0 +1,255 @@
+"""Streaming readers for paraphrase corpora. Memory stays flat whatever the corpus size.
+
+Formats (``FORMATS``):
+
+=====================  ===============================================================
+``paraamr``            JSON lines, the ParaAMR release format (canonical)
+``paranmt``            ParaNMT-50M ``para-nmt-50m.txt``: ``reference<TAB>paraphrase[<TAB>score]``
+``parabank1``          ParaBank 1 TSV: ``reference<TAB>paraphrase[<TAB>paraphrase...]``
+``parabank2``          ParaBank 2 TSV: ``score<TAB>reference<TAB>paraphrase[<TAB>...]`` (1-5 paraphrases)
+``pairs``              plain ``source<TAB>paraphrase`` TSV
+``parabank-eval-paranmt``    ParaBank-Eval directory, ``sys_id`` 35 (ParaNMT-50M output)
+``parabank-eval-parabank1``  ParaBank-Eval directory, every other non-zero ``sys_id``
+=====================  ===============================================================
+
+In the one-pair-per-line layouts, consecutive lines with the same source form one record.
+
+>>> import io, json, tempfile, os
+>>> d = tempfile.mkdtemp(); p = os.path.join(d, "c.tsv")
+>>> _ = open(p, "w").write("A cat.\\tOne cat.\\nA cat.\\tThe cat.\\nDogs.\\tHounds.\\n")
+>>> [(r.text, len(r.paraphrases)) for r in read_corpus(p, "pairs")]
+[('A cat.', 2), ('Dogs.', 1)]
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from paraamr.corpus.errors import SkipLog
+from paraamr.corpus.records import Paraphrase, SourceRecord
+from paraamr.errors import CorpusFormatError, DataNotFoundError
+
+__all__ = ["FORMATS", "read_corpus", "guess_format", "iter_lines", "write_corpus"]
+
+PARANMT_SYS_ID = "35"
+COPY_SYS_ID = "0"
+
+
+def iter_lines(path: str | os.PathLike, skips: SkipLog) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` (1-based, newline stripped); undecodable lines go to ``skips``.
+
+    A leading UTF-8 byte-order mark is removed.
+    """
+    path = str(path)
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                skips.skip(f"undecodable bytes ({e.reason} at byte {e.start})", path, n)
+                continue
+            if n == 1:
+                text = text.lstrip("\ufeff")
+            yield n, text.rstrip("\r\n")
+
+
+def _clean(text: object, what: str, skips: SkipLog, path: str, line: int) -> str | None:
+    if not isinstance(text, str):
+        skips.skip(f"{what} is not a string", path, line)
+        return None
+    if not text.strip():
+        skips.skip(f"empty {what}", path, line)
+        return None
+    return text.strip()
+
+
+def _read_jsonl(path: str, skips: SkipLog) -> Iterator[SourceRecord]:
+    for n, line in iter_lines(path, skips):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            skips.skip(f"malformed JSON ({e.msg} at column {e.colno})", path, n)
+            continue
+        if not isinstance(obj, dict):
+            skips.skip("JSON line is not an object", path, n)
+            continue
+        if "text" not in obj:
+            skips.skip("missing field 'text'", path, n)
+            continue
+        try:
+            rec = SourceRecord.from_json(obj, path, n)
+        except KeyError as e:
+            skips.skip(f"missing field {e.args[0]!r} in a paraphrase", path, n)
+            continue
+        except (TypeError, ValueError) as e:
+            skips.skip(f"bad field: {e}", path, n)
+            continue
+        text = _clean(rec.text, "source sentence", skips, path, n)
+        if text is None:
+            continue
+        paras = []
+        for p in rec.paraphrases:
+            t = _clean(p.text, "paraphrase", skips, path, n)
+            if t is not None:
+                paras.append(Paraphrase(t, p.perplexity, p.parse, p.extra))
+        rec.text, rec.paraphrases = text, paras
+        yield rec
+
+
+def _read_tsv(path: str, skips: SkipLog, fmt: str) -> Iterator[SourceRecord]:
+    """One-reference-per-line TSV layouts, grouping consecutive lines with the same source."""
+    current: SourceRecord | None = None
+    for n, line in iter_lines(path, skips):
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if fmt == "parabank2":
+            if len(cols) < 3:
+                skips.skip(f"expected score, reference and >=1 paraphrase, got {len(cols)} columns",
+                           path, n)
+                continue
+            try:
+                score = float(cols[0])
+            except ValueError:
+                skips.skip(f"first column is not a score: {cols[0][:30]!r}", path, n)
+                continue
+            src, paras, extra = cols[1], cols[2:], {"score": score}
+        elif fmt == "paranmt":
+            if len(cols) not in (2, 3):
+                skips.skip(f"expected 2 or 3 columns, got {len(cols)}", path, n)
+                continue
+            src, paras, extra = cols[0], [cols[1]], {}
+            if len(cols) == 3:
+                try:
+                    extra = {"score": float(cols[2])}
+                except ValueError:
+                    skips.skip(f"third column is not a score: {cols[2][:30]!r}", path, n)
+                    continue
+        elif fmt == "pairs":
+            if len(cols) != 2:
+                skips.skip(f"expected 2 columns (source, paraphrase), got {len(cols)}", path, n)
+                continue
+            src, paras, extra = cols[0], [cols[1]], {}
+        else:  # parabank1
+            if len(cols) < 2:
+                skips.skip(f"expected reference and >=1 paraphrase, got {len(cols)} columns",
+                           path, n)
+                continue
+            src, paras, extra = cols[0], cols[1:], {}
+        src_c = _clean(src, "source sentence", skips, path, n)
+        if src_c is None:
+            continue
+        kept = [Paraphrase(t) for t in (_clean(p, "paraphrase", skips, path, n) for p in paras) if t]
+        if current is not None and current.text == src_c:
+            current.paraphrases.extend(kept)
+            continue
+        if current is not None:
+            yield current
+        current = SourceRecord(src_c, kept, extra=dict(extra), path=path, line=n)
+    if current is not None:
+        yield current
+
+
+def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[SourceRecord]:
+    """ParaBank-Eval (``ref.tsv`` + ``candidates.tsv``): one record per reference, distinct
+    candidates of the chosen system(s), in file order. The set is small (400 sources)."""
+    root = Path(path)
+    ref_path, cand_path = root / "ref.tsv", root / "candidates.tsv"
+    for p in (ref_path, cand_path):
+        if not p.is_file():
+            raise DataNotFoundError(f"{p} not found: ParaBank-Eval needs ref.tsv and candidates.tsv")
+    refs: dict[str, tuple[str, int]] = {}
+    with open(ref_path, encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        for n, row in enumerate(reader, 2):
+            if not row.get("ref_sent", "").strip():
+                skips.skip("empty reference sentence", str(ref_path), n)
+                continue
+            refs[row["ref_id"]] = (row["ref_sent"].strip(), n)
+    cands: dict[str, list[str]] = {k: [] for k in refs}
+    with open(cand_path, encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        for n, row in enumerate(reader, 2):
+            ids = (row.get("sys_id") or "").split()
+            if not ids or row.get("ref_id") not in cands:
+                skips.skip("candidate without sys_id or with an unknown ref_id", str(cand_path), n)
+                continue
+            if system == "paranmt":
+                wanted = PARANMT_SYS_ID in ids
+            else:
+                wanted = any(i not in (PARANMT_SYS_ID, COPY_SYS_ID) for i in ids)
+            text = (row.get("candidate") or "").strip()
+            if wanted and text and text not in cands[row["ref_id"]]:
+                cands[row["ref_id"]].append(text)
+    for ref_id, (text, n) in refs.items():
+        yield SourceRecord(
+            text, [Paraphrase(c) for c in cands[ref_id]], extra={"ref_id": ref_id},
+            path=str(ref_path), line=n,
+        )
+
+
+FORMATS = (
+    "paraamr",
+    "paranmt",
+    "parabank1",
+    "parabank2",
+    "pairs",
+    "parabank-eval-paranmt",
+    "parabank-eval-parabank1",
+)
+
+
+def guess_format(path: str | os.PathLike) -> str:
+    """``paraamr`` for ``.jsonl``/``.json``, ``pairs`` for ``.tsv``/``.txt``; else an error."""
+    suffix = Path(path).suffix.lower()
+    if suffix in (".jsonl", ".json"):
+        return "paraamr"
+    if suffix in (".tsv", ".txt"):
+        return "pairs"
+    raise CorpusFormatError(f"cannot guess the format of {path}; give one of {FORMATS}")
+
+
+def read_corpus(
+    path: str | os.PathLike,
+    fmt: str | None = None,
+    skips: SkipLog | None = None,
+) -> Iterator[SourceRecord]:
+    """Stream the records of a corpus file.
+
+    Args:
+        path: the corpus file (a directory for the ParaBank-Eval formats).
+        fmt: one of :data:`FORMATS`; guessed from the extension when ``None``.
+        skips: bad-record policy and counter; default raises on the first bad record.
+    """
+    skips = skips if skips is not None else SkipLog("raise")
+    path = str(path)
+    fmt = fmt or guess_format(path)
+    if fmt not in FORMATS:
+        raise CorpusFormatError(f"unknown corpus format {fmt!r}; known: {', '.join(FORMATS)}")
+    if not os.path.exists(path):
+        raise DataNotFoundError(f"corpus {path} does not exist")
+    if fmt == "paraamr":
+        return _read_jsonl(path, skips)
+    if fmt.startswith("parabank-eval-"):
+        return _read_parabank_eval(path, skips, fmt.removeprefix("parabank-eval-"))
+    return _read_tsv(path, skips, fmt)
+
+
+def write_corpus(records, path: str | os.PathLike) -> int:
+    """Write records in the canonical JSON-lines format atomically; returns the count."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    n = 0
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
+            n += 1
+    os.replace(tmp, path)
+    return n

@@ -1,0 +1,30 @@
+"""Exception tree of the suite, rooted in :class:`ParaAMRError`."""
+
+from __future__ import annotations
+
+__all__ = ["ParaAMRError", "CorpusFormatError", "TreeError", "ParserError", "DataNotFoundError"]
+
+
+class ParaAMRError(Exception):
+    """Base class of every error raised on purpose by paraamr."""
+
+
+class CorpusFormatError(ParaAMRError):
+    """A corpus record cannot be read. Carries the file and 1-based line number."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        self.path, self.line, self.reason = path, line, message
+        where = f"{path}:{line}: " if path is not None and line is not None else ""
+        super().__init__(f"{where}{message}")
+
+
+class TreeError(ParaAMRError):
+    """A constituency tree string cannot be read."""
+
+
+class ParserError(ParaAMRError):
+    """A parser backend could not produce a tree for a sentence."""
+
+
+class DataNotFoundError(ParaAMRError):
+    """Input data is missing; the message says how to get it or where to point."""
