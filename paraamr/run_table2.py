@@ -1,0 +1,128 @@
+"""Run Table 2 from a Hydra config (``conf/table2.yaml``); called by ``experiments/table2.py``
+and by the tests in-process."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+from tqdm.auto import tqdm
+
+from paraamr.corpus.errors import SkipLog
+from paraamr.scoring import MetricConfig, score_records
+from paraamr.signature import metric_signature
+from paraamr.table2 import (
+    PAPER_TABLE2,
+    common_subset,
+    default_corpora,
+    merge_shards,
+    parse_corpus_specs,
+    resolve_data_dir,
+    shard_dir,
+    shard_of,
+    subset_stream,
+)
+from paraamr.tables import TABLE2_COLUMNS, write_table2
+from paraamr.tracking import log_table, wandb_run
+
+__all__ = ["score_table2", "finish_table2", "run_table2"]
+
+log = logging.getLogger(__name__)
+
+
+def _specs(cfg: DictConfig):
+    if cfg.corpora:
+        return parse_corpus_specs(str(cfg.corpora)), "user corpora"
+    data = resolve_data_dir(cfg.data_dir)
+    return default_corpora(data), f"ParaBank-Eval sample ({data}/paraphrase/parabank-eval)"
+
+
+def _run_kind(cfg: DictConfig) -> str:
+    paper = cfg.similarity.name == "simcse" and cfg.parser._target_.endswith("StanzaParser")
+    return "paper settings" if paper else "offline analogue"
+
+
+def score_table2(cfg: DictConfig) -> list[str]:
+    """Score this job's shard of every corpus; returns the corpus names."""
+    from hydra.utils import instantiate
+
+    from paraamr.metrics.semantic import load_encoder
+
+    specs, data_label = _specs(cfg)
+    mcfg = MetricConfig(bleu=cfg.metrics.bleu, ted_variant=cfg.ted.variant,
+                        ted_kernel=cfg.ted.kernel, ted3_depth=cfg.ted.depth3,
+                        similarity_batch_size=cfg.similarity.batch_size,
+                        parse_batch_size=cfg.metrics.parse_batch_size,
+                        chunk_size=cfg.metrics.chunk_size, workers=cfg.metrics.workers,
+                        on_error=cfg.on_error)
+    keys = common_subset(specs, cfg.on_error)
+    if len(keys) == 0:
+        raise RuntimeError("the corpora have no source sentence in common: nothing to compare")
+    parser = instantiate(cfg.parser)
+    encoder = load_encoder(cfg.similarity.name, cfg.similarity.device)
+    sig = metric_signature(similarity=cfg.similarity.name, parser_sig=parser.signature(),
+                           bleu=mcfg.bleu, ted_variant=mcfg.ted_variant,
+                           ted_kernel=mcfg.ted_kernel, ted3_depth=mcfg.ted3_depth,
+                           data=data_label.split(" (")[0].replace(" ", "-"))
+    total = len(keys) if not cfg.limit else min(len(keys), int(cfg.limit))
+    total = (total - cfg.shard + cfg.num_shards - 1) // cfg.num_shards
+    for spec in specs:
+        skips = SkipLog(cfg.on_error)
+        stream = subset_stream(spec, keys, skips, cfg.limit)
+        indexed = shard_of(stream, cfg.shard, cfg.num_shards)
+        records = (r for _, r in indexed)
+        bar = tqdm(total=total, desc=f"table2 {spec.name}", unit="src",
+                   disable=not cfg.progress)
+        with bar:
+            res = score_records(records, parser=parser, encoder=encoder, cfg=mcfg,
+                                out_dir=shard_dir(cfg.out_dir, spec.name, cfg.shard,
+                                                  cfg.num_shards),
+                                signature=sig, skips=skips, progress=bar,
+                                first_id=cfg.shard)
+        log.info("%s shard %d/%d: %d sources, %d pairs, %d identical dropped, %d skipped",
+                 spec.name, cfg.shard, cfg.num_shards, res.n_sources, res.n_pairs,
+                 res.dropped_identical, skips.total)
+    return [s.name for s in specs]
+
+
+def finish_table2(out_dir: str, names: list[str], *, meta: dict, bootstrap: int = 0,
+                  seed: int = 0, wandb_cfg: dict | None = None) -> dict:
+    """Merge shards into rows, write table2.{md,csv,json} and log to W&B."""
+    rows = [merge_shards(out_dir, n, bootstrap=bootstrap, seed=seed) for n in names]
+    paths = write_table2(rows, out_dir, meta)
+    wb = wandb_cfg or {"enabled": False}
+    if wb.get("enabled", True):
+        for r in rows:
+            with wandb_run(project=wb["project"], group=wb["group"], name=r["dataset"],
+                           config={**meta, "dataset": r["dataset"]}, directory=out_dir,
+                           mode=wb.get("mode")) as run:
+                if run is not None:
+                    run.summary.update({k: v for k, v in r.items() if k in TABLE2_COLUMNS})
+        cols = [c for c in TABLE2_COLUMNS]
+        table_rows = [[r.get(c) for c in cols] for r in rows]
+        table_rows += [[f"{n} (paper)", 193869, None, *p.values(), "paper"]
+                       for n, p in PAPER_TABLE2.items()]
+        with wandb_run(project=wb["project"], group=wb["group"], name="table2-comparison",
+                       config=meta, directory=out_dir, mode=wb.get("mode")) as run:
+            log_table(run, "table2", cols, table_rows)
+    print(Path(paths["md"]).read_text())
+    return {"rows": rows, "paths": {k: str(v) for k, v in paths.items()}}
+
+
+def run_table2(cfg: DictConfig) -> dict:
+    """Score, then (for unsharded runs) merge and write the tables."""
+    names = score_table2(cfg)
+    merge = cfg.merge if cfg.merge != "auto" else cfg.num_shards == 1
+    if not merge:
+        return {"names": names}
+    specs, data_label = _specs(cfg)
+    meta = {
+        "run_kind": _run_kind(cfg),
+        "description": f"{data_label}; similarity={cfg.similarity.name}; "
+        f"parser={cfg.parser._target_.rsplit('.', 1)[1]}; TED={cfg.ted.variant}; "
+        f"BLEU={cfg.metrics.bleu}; limit={cfg.limit}",
+        "config": OmegaConf.to_container(cfg, resolve=True),
+    }
+    return finish_table2(cfg.out_dir, names, meta=meta, bootstrap=cfg.bootstrap, seed=cfg.seed,
+                         wandb_cfg=OmegaConf.to_container(cfg.wandb))

@@ -1,0 +1,259 @@
+"""Score (source, paraphrase) pairs of a corpus on the five Table 2 metrics, chunk by chunk.
+
+For each chunk of source records: paraphrases equal to their source (case-insensitive) are dropped
+and counted; each distinct sentence is parsed once (batched) and embedded once; every pair gets
+similarity, 1 - BLEU, 1 - IoU, TED-3 and TED-F; per-pair and per-source rows are streamed to disk.
+
+Files written to a shard directory (atomically, on completion):
+
+- ``pairs.jsonl``: one row per scored pair (raw values in [0, 1] / edit counts),
+- ``sources.jsonl``: one row per source with the means over its pairs,
+- ``summary.json``: counts, skips by reason, corpus-BLEU statistics, the signature.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from paraamr.corpus.errors import SkipLog
+from paraamr.corpus.records import SourceRecord, normalize_key
+from paraamr.errors import CorpusFormatError, ParserError, TreeError
+from paraamr.metrics.aggregate import source_means
+from paraamr.metrics.lexical import (
+    BLEU_VARIANTS,
+    CorpusBleu,
+    bleu_nltk,
+    bleu_sacrebleu_sentence,
+    token_iou,
+)
+from paraamr.metrics.semantic import cosine_pairs
+from paraamr.metrics.ted import VARIANTS, ted_trees
+from paraamr.metrics.trees import parse_bracketed
+from paraamr.parsers.base import Parsed, parse_unique
+
+__all__ = ["MetricConfig", "METRICS", "score_records", "ShardResult", "chunked"]
+
+log = logging.getLogger(__name__)
+
+METRICS = ("similarity", "one_minus_bleu", "one_minus_iou", "ted3", "tedf")
+
+
+@dataclass(frozen=True)
+class MetricConfig:
+    """How pairs are scored (every field that changes a number is in the signature)."""
+
+    bleu: str = "nltk-sentence"
+    ted_variant: str = "paraamr"
+    ted_kernel: str = "edist"
+    ted3_depth: int = 3
+    similarity_batch_size: int = 128
+    parse_batch_size: int = 256
+    chunk_size: int = 1000
+    workers: int = 1
+    on_error: str = "raise"
+
+    def __post_init__(self) -> None:
+        if self.bleu not in BLEU_VARIANTS:
+            raise ValueError(f"bleu must be one of {BLEU_VARIANTS}, got {self.bleu!r}")
+        if self.ted_variant not in VARIANTS:
+            raise ValueError(f"ted_variant must be one of {tuple(VARIANTS)}")
+
+
+def chunked(items: Iterable, size: int) -> Iterator[list]:
+    """Split a stream into lists of ``size`` items (the last may be shorter)."""
+    buf: list = []
+    for it in items:
+        buf.append(it)
+        if len(buf) == size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def _ted_pair(args: tuple[str, str, int, str, str]) -> tuple[float, float]:
+    a, b, depth3, variant, kernel = args
+    ta, tb = parse_bracketed(a), parse_bracketed(b)
+    return (
+        ted_trees(ta, tb, depth=depth3, variant=variant, kernel=kernel),
+        ted_trees(ta, tb, depth=None, variant=variant, kernel=kernel),
+    )
+
+
+@dataclass
+class ShardResult:
+    """What one scoring run produced (also written as ``summary.json``)."""
+
+    n_records: int = 0
+    n_sources: int = 0
+    n_pairs: int = 0
+    dropped_identical: int = 0
+    skips: dict = field(default_factory=dict)
+    corpus_bleu_stats: list[int] = field(default_factory=lambda: [0] * 10)
+    signature: str = ""
+
+
+class _Scorer:
+    def __init__(self, parser, encoder, cfg: MetricConfig, skips: SkipLog):
+        self.parser, self.encoder, self.cfg, self.skips = parser, encoder, cfg, skips
+        self.corpus_bleu = CorpusBleu() if cfg.bleu == "sacrebleu-corpus" else None
+        self._pool = ProcessPoolExecutor(cfg.workers) if cfg.workers > 1 else None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+
+    def _parses(self, records: list[SourceRecord]) -> dict:
+        if self.parser.name == "gold":
+            table: dict = {}
+            for r in records:
+                table[("src", id(r))] = self.parser.parse_tree(r.parse)
+                for j, p in enumerate(r.paraphrases):
+                    table[("para", id(r), j)] = self.parser.parse_tree(p.parse)
+            return table
+        sents = [r.text for r in records] + [p.text for r in records for p in r.paraphrases]
+        return parse_unique(sents, self.parser, self.cfg.parse_batch_size)
+
+    def _lookup(self, table, r, j=None) -> Parsed | ParserError:
+        if self.parser.name == "gold":
+            return table[("src", id(r))] if j is None else table[("para", id(r), j)]
+        return table[r.text if j is None else r.paraphrases[j].text]
+
+    def score_chunk(self, records: list[SourceRecord], first_id: int, res: ShardResult):
+        """Yield (source row, pair rows) for each record of the chunk that has a scored pair."""
+        table = self._parses(records)
+        cand = []  # (record index, source id, paraphrase index, src Parsed, para Parsed)
+        for i, r in enumerate(records):
+            sid = first_id + i
+            src = self._lookup(table, r)
+            if isinstance(src, ParserError):
+                self.skips.skip(f"source not parsed: {src}", r.path, r.line)
+                continue
+            key = normalize_key(r.text, lowercase=True)
+            for j, p in enumerate(r.paraphrases):
+                if normalize_key(p.text, lowercase=True) == key:
+                    res.dropped_identical += 1
+                    continue
+                para = self._lookup(table, r, j)
+                if isinstance(para, ParserError):
+                    self.skips.skip(f"paraphrase {j} not parsed: {para}", r.path, r.line)
+                    continue
+                cand.append((i, sid, j, src, para))
+        if not cand:
+            return
+        sims = cosine_pairs(
+            [(records[i].text, records[i].paraphrases[j].text) for i, _, j, _, _ in cand],
+            self.encoder, self.cfg.similarity_batch_size,
+        )
+        ted_args = [(s.tree, p.tree, self.cfg.ted3_depth, self.cfg.ted_variant,
+                     self.cfg.ted_kernel) for _, _, _, s, p in cand]
+        if self._pool is not None:
+            teds = list(self._pool.map(_ted_pair, ted_args, chunksize=256))
+        else:
+            teds = [self._safe_ted(a) for a in ted_args]
+        by_source: dict[int, list[dict]] = {}
+        for (i, sid, j, src, para), sim, ted in zip(cand, sims, teds, strict=True):
+            r = records[i]
+            if ted is None:
+                self.skips.skip(f"paraphrase {j}: unreadable tree", r.path, r.line)
+                continue
+            sim = float(sim)
+            if not math.isfinite(sim):
+                self.skips.skip(f"paraphrase {j}: non-finite similarity", r.path, r.line)
+                continue
+            row = {"source_id": sid, "source": r.text, "paraphrase": r.paraphrases[j].text,
+                   "similarity": sim, "one_minus_bleu": self._one_minus_bleu(src, para, r, j),
+                   "one_minus_iou": 1.0 - token_iou(src.tokens, para.tokens),
+                   "ted3": ted[0], "tedf": ted[1]}
+            by_source.setdefault(i, []).append(row)
+        for i, rows in by_source.items():
+            r = records[i]
+            means = source_means(rows, METRICS)
+            srow = {"source_id": rows[0]["source_id"], "source": r.text, "n_pairs": len(rows),
+                    **means}
+            yield srow, rows
+
+    def _safe_ted(self, args):
+        try:
+            return _ted_pair(args)
+        except TreeError:
+            return None
+
+    def _one_minus_bleu(self, src: Parsed, para: Parsed, r: SourceRecord, j: int):
+        if self.cfg.bleu == "nltk-sentence":
+            return 1.0 - bleu_nltk(para.tokens, src.tokens)
+        if self.cfg.bleu == "sacrebleu-sentence":
+            return 1.0 - bleu_sacrebleu_sentence(r.paraphrases[j].text, r.text)
+        self.corpus_bleu.add(r.paraphrases[j].text, r.text)
+        return None  # corpus BLEU has no per-pair value
+
+
+def _atomic_writer(path: Path):
+    tmp = path.with_name(path.name + ".tmp")
+    return tmp, open(tmp, "w", encoding="utf-8")
+
+
+def score_records(
+    records: Iterable[SourceRecord],
+    *,
+    parser,
+    encoder,
+    cfg: MetricConfig,
+    out_dir: str | os.PathLike,
+    signature: str = "",
+    skips: SkipLog | None = None,
+    progress=None,
+    first_id: int = 0,
+) -> ShardResult:
+    """Score a stream of records into ``out_dir`` (pairs.jsonl, sources.jsonl, summary.json).
+
+    Args:
+        records: source records (already subset / sharded / limited by the caller).
+        parser: a parser backend (:mod:`paraamr.parsers`).
+        encoder: a sentence-transformers model (``encode``).
+        cfg: metric settings.
+        out_dir: shard directory; files appear only when scoring completes.
+        skips: bad-input policy shared with the reader (counts end up in the summary).
+        progress: optional tqdm bar, advanced by one per source record.
+        first_id: id of the first record (global ids across shards).
+    """
+    skips = skips if skips is not None else SkipLog(cfg.on_error)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    res = ShardResult(signature=signature)
+    scorer = _Scorer(parser, encoder, cfg, skips)
+    tmp_pairs, fp = _atomic_writer(out / "pairs.jsonl")
+    tmp_src, fs = _atomic_writer(out / "sources.jsonl")
+    next_id = first_id
+    try:
+        with fp, fs:
+            for chunk in chunked(records, cfg.chunk_size):
+                res.n_records += len(chunk)
+                for srow, rows in scorer.score_chunk(chunk, next_id, res):
+                    fs.write(json.dumps(srow, ensure_ascii=False) + "\n")
+                    for row in rows:
+                        fp.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    res.n_sources += 1
+                    res.n_pairs += len(rows)
+                next_id += len(chunk)
+                if progress is not None:
+                    progress.update(len(chunk))
+    except CorpusFormatError:
+        raise
+    finally:
+        scorer.close()
+    if scorer.corpus_bleu is not None:
+        res.corpus_bleu_stats = list(scorer.corpus_bleu.stats)
+    res.skips = skips.summary()
+    os.replace(tmp_pairs, out / "pairs.jsonl")
+    os.replace(tmp_src, out / "sources.jsonl")
+    with open(out / "summary.json", "w", encoding="utf-8") as fh:
+        json.dump(asdict(res), fh, indent=2)
+    return res

@@ -1,0 +1,54 @@
+"""sacrebleu-style signatures: every reported number says exactly how it was computed.
+
+>>> s = metric_signature(similarity="minilm", parser_sig="gold(...)", bleu="nltk-sentence",
+...                      ted_variant="paraamr", ted_kernel="edist", ted3_depth=3, data="x")
+>>> s.split("|")[:3]
+['paraamr:0.1.0', 'data:x', 'agg:src-mean,drop-identical:ci']
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+__all__ = ["metric_signature", "package_versions"]
+
+_PACKAGES = ("torch", "transformers", "sentence-transformers", "spacy", "stanza", "sacrebleu",
+             "edist", "zss")
+
+
+def _version(pkg: str) -> str:
+    try:
+        return metadata.version(pkg)
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+def package_versions() -> dict[str, str]:
+    return {p: _version(p) for p in ("paraamr", *_PACKAGES)}
+
+
+def metric_signature(
+    *,
+    similarity: str,
+    parser_sig: str,
+    bleu: str,
+    ted_variant: str,
+    ted_kernel: str,
+    ted3_depth: int,
+    data: str,
+) -> str:
+    """One line naming metric variants, model, parser, tokenization, data and versions."""
+    v = package_versions()
+    parts = [
+        f"paraamr:{v['paraamr']}",
+        f"data:{data}",
+        "agg:src-mean,drop-identical:ci",
+        f"sim:cos({similarity})",
+        f"bleu:{bleu},w:uniform4,tok:parser" if bleu == "nltk-sentence" else
+        f"bleu:{bleu},tok:13a",
+        "iou:token-set,tok:parser,case:as-written",
+        f"ted:{ted_variant},d3:{ted3_depth},unit-cost,words:no,pos:yes,kernel:{ted_kernel}",
+        f"parser:{parser_sig}",
+        "versions:" + ",".join(f"{k}-{v[k]}" for k in _PACKAGES),
+    ]
+    return "|".join(parts)
