@@ -1,0 +1,127 @@
+import json
+
+import pytest
+
+from paraamr.corpus import (
+    SkipLog,
+    SourceRecord,
+    common_keys,
+    filter_common,
+    read_corpus,
+    source_keys,
+    write_corpus,
+)
+from paraamr.errors import CorpusFormatError, DataNotFoundError
+
+
+def write(tmp_path, name, content, mode="w"):
+    p = tmp_path / name
+    if isinstance(content, bytes):
+        p.write_bytes(content)
+    else:
+        p.write_text(content, encoding="utf-8")
+    return p
+
+
+def test_paraamr_jsonl_roundtrip(tmp_path):
+    rec = {"text": "He left.", "id": 7,
+           "paraphrases": [{"para_text": "He went away.", "perplexity": 27.1, "focus": "l"}]}
+    p = write(tmp_path, "c.jsonl", json.dumps(rec) + "\n\n")
+    [r] = list(read_corpus(p))
+    assert r.text == "He left." and r.paraphrases[0].perplexity == 27.1
+    assert r.line == 1 and r.path == str(p)
+    out = tmp_path / "o.jsonl"
+    write_corpus([r], out)
+    assert json.loads(out.read_text()) == rec
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('{"text": "a", "paraphrases": [', "malformed JSON"),
+        ('{"paraphrases": []}', "missing field 'text'"),
+        ('{"text": "a", "paraphrases": [{"perplexity": 1}]}', "missing field 'para_text'"),
+        ('{"text": "   ", "paraphrases": []}', "empty source sentence"),
+        ('["not", "an", "object"]', "not an object"),
+        ('{"text": 3, "paraphrases": []}', "not a string"),
+    ],
+)
+def test_bad_jsonl_names_file_and_line(tmp_path, line, reason):
+    good = json.dumps({"text": "ok", "paraphrases": [{"para_text": "fine"}]})
+    p = write(tmp_path, "bad.jsonl", good + "\n" + line + "\n" + good + "\n")
+    with pytest.raises(CorpusFormatError) as e:
+        list(read_corpus(p))
+    assert e.value.line == 2 and e.value.path == str(p)
+    assert reason in str(e.value) and f"{p}:2" in str(e.value)
+    skips = SkipLog("skip")
+    recs = list(read_corpus(p, skips=skips))
+    assert len(recs) == 2 and skips.total == 1
+
+
+def test_undecodable_bytes_are_reported(tmp_path):
+    p = write(tmp_path, "b.tsv", b"good\tfine\nbad \xff\xfe\tx\nok\tyes\n")
+    with pytest.raises(CorpusFormatError, match=r"b.tsv:2: undecodable"):
+        list(read_corpus(p, "pairs"))
+    skips = SkipLog("skip")
+    assert [r.text for r in read_corpus(p, "pairs", skips)] == ["good", "ok"]
+    assert skips.counts and skips.total == 1
+
+
+def test_empty_paraphrase_is_skipped_and_counted(tmp_path):
+    p = write(tmp_path, "e.tsv", "A.\t \nA.\tB.\n")
+    skips = SkipLog("skip")
+    [r] = list(read_corpus(p, "pairs", skips))
+    assert [x.text for x in r.paraphrases] == ["B."] and skips.counts["empty paraphrase"] == 1
+
+
+def test_paranmt_layout_groups_consecutive_lines(tmp_path):
+    p = write(tmp_path, "p.txt", "a b .\tb a .\t0.8\na b .\tab .\t0.7\nc .\td .\t0.9\n")
+    recs = list(read_corpus(p, "paranmt"))
+    assert [(r.text, len(r.paraphrases)) for r in recs] == [("a b .", 2), ("c .", 1)]
+    bad = write(tmp_path, "q.txt", "a\tb\tnot-a-score\n")
+    with pytest.raises(CorpusFormatError, match="q.txt:1"):
+        list(read_corpus(bad, "paranmt"))
+
+
+def test_parabank_layouts(tmp_path):
+    p1 = write(tmp_path, "pb1.tsv", "ref one\tpara a\tpara b\n")
+    [r] = list(read_corpus(p1, "parabank1"))
+    assert r.text == "ref one" and [x.text for x in r.paraphrases] == ["para a", "para b"]
+    p2 = write(tmp_path, "pb2.tsv", "-0.5\tref two\tp1\tp2\tp3\n")
+    [r] = list(read_corpus(p2, "parabank2"))
+    assert r.extra["score"] == -0.5 and len(r.paraphrases) == 3
+    bad = write(tmp_path, "pb2bad.tsv", "ref two\tp1\tp2\n")
+    with pytest.raises(CorpusFormatError, match="not a score"):
+        list(read_corpus(bad, "parabank2"))
+
+
+def test_bom_is_stripped(tmp_path):
+    p = write(tmp_path, "bom.tsv", "\ufeffA.\tB.\n")
+    assert next(iter(read_corpus(p, "pairs"))).text == "A."
+
+
+def test_missing_file_and_unknown_format(tmp_path):
+    with pytest.raises(DataNotFoundError):
+        list(read_corpus(tmp_path / "nope.jsonl"))
+    with pytest.raises(CorpusFormatError, match="unknown corpus format"):
+        read_corpus(write(tmp_path, "x.tsv", ""), "nonsense")
+
+
+def test_parabank_eval_real(parabank_eval):
+    nmt = list(read_corpus(parabank_eval, "parabank-eval-paranmt"))
+    pb1 = list(read_corpus(parabank_eval, "parabank-eval-parabank1"))
+    assert len(nmt) == len(pb1) == 400
+    assert [r.text for r in nmt] == [r.text for r in pb1]
+    assert sum(len(r.paraphrases) for r in nmt) >= 390  # about one ParaNMT output per source
+    assert sum(len(r.paraphrases) for r in pb1) / 400 > 5
+    for r in pb1:  # distinct candidates only
+        assert len({p.text for p in r.paraphrases}) == len(r.paraphrases)
+
+
+def test_common_subset_streams():
+    a = [SourceRecord("A.", []), SourceRecord("B.", []), SourceRecord("C.", [])]
+    b = [SourceRecord("C.", []), SourceRecord(" B. ", [])]
+    keys = common_keys([source_keys(a), source_keys(b)])
+    assert len(keys) == 2
+    assert [r.text for r in filter_common(iter(a), keys)] == ["B.", "C."]
+    assert [r.text for r in filter_common(iter(b), keys)] == ["C.", " B. "]

@@ -1,0 +1,131 @@
+"""The scoring pipeline with the gold parser: values equal the metric functions, NaN never enters
+a mean, identical paraphrases are dropped, shards merge to the unsharded result."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from paraamr.corpus import SkipLog, read_corpus
+from paraamr.errors import CorpusFormatError
+from paraamr.metrics.lexical import bleu_nltk, token_iou
+from paraamr.metrics.ted import tree_edit_distance
+from paraamr.metrics.trees import leaves, to_bracketed
+from paraamr.parsers.gold import GoldParser
+from paraamr.scoring import MetricConfig, score_records
+from paraamr.table2 import merge_shards, shard_dir, shard_of
+
+
+class FakeEncoder:
+    """Deterministic bag-of-characters embeddings (independent of the metric code)."""
+
+    def encode(self, sents, **kw):
+        out = np.zeros((len(sents), 64), dtype=np.float32)
+        for i, s in enumerate(sents):
+            for ch in s.lower():
+                out[i, ord(ch) % 64] += 1
+        out /= np.linalg.norm(out, axis=1, keepdims=True)
+        return out
+
+
+@pytest.fixture(scope="module")
+def gold_corpus(ptb_trees, tmp_path_factory):
+    """Sources and 'paraphrases' are real PTB sentences with their gold trees."""
+    trees = [t for t in ptb_trees if 5 <= len(leaves(t)) <= 30][:90]
+    path = tmp_path_factory.mktemp("gold") / "gold.jsonl"
+    with open(path, "w") as fh:
+        for k in range(0, 90, 3):
+            s, p1, p2 = trees[k], trees[k + 1], trees[k + 2]
+            rec = {"text": " ".join(leaves(s)), "text_parse": to_bracketed(s),
+                   "paraphrases": [
+                       {"para_text": " ".join(leaves(p1)), "para_parse": to_bracketed(p1)},
+                       {"para_text": " ".join(leaves(p2)), "para_parse": to_bracketed(p2)},
+                       {"para_text": " ".join(leaves(s)).upper(), "para_parse": to_bracketed(s)},
+                   ]}
+            fh.write(json.dumps(rec) + "\n")
+    return path
+
+
+def _score(path, out, cfg=MetricConfig(), shard=0, n=1, on_error="raise"):
+    skips = SkipLog(on_error)
+    recs = (r for _, r in shard_of(read_corpus(path, skips=skips), shard, n))
+    return score_records(recs, parser=GoldParser(), encoder=FakeEncoder(), cfg=cfg,
+                         out_dir=shard_dir(out, "gold", shard, n), signature="test",
+                         skips=skips, first_id=shard)
+
+
+def test_pair_values_equal_metric_functions(gold_corpus, tmp_path):
+    res = _score(gold_corpus, tmp_path)
+    assert res.n_sources == 30 and res.n_pairs == 60 and res.dropped_identical == 30
+    recs = {r.text: r for r in read_corpus(gold_corpus)}
+    rows = [json.loads(x) for x in open(shard_dir(tmp_path, "gold", 0, 1) / "pairs.jsonl")]
+    for row in rows:
+        r = recs[row["source"]]
+        p = next(p for p in r.paraphrases if p.text == row["paraphrase"])
+        src_tok, para_tok = r.text.split(), p.text.split()
+        assert row["one_minus_bleu"] == pytest.approx(1 - bleu_nltk(para_tok, src_tok))
+        assert row["one_minus_iou"] == pytest.approx(1 - token_iou(src_tok, para_tok))
+        assert row["tedf"] == tree_edit_distance(r.parse, p.parse, kernel="zss")
+        assert row["ted3"] == tree_edit_distance(r.parse, p.parse, depth=3, kernel="zss")
+    merged = merge_shards(tmp_path, "gold")
+    src_rows = [json.loads(x) for x in open(shard_dir(tmp_path, "gold", 0, 1) / "sources.jsonl")]
+    expect = np.mean([np.mean([x["tedf"] for x in rows if x["source_id"] == s["source_id"]])
+                      for s in src_rows])
+    assert merged["tedf"] == pytest.approx(expect, abs=1e-3)
+    assert merged["n_sources"] == 30 and merged["n_pairs"] == 60
+
+
+def test_shards_merge_to_unsharded(gold_corpus, tmp_path):
+    one = tmp_path / "one"
+    many = tmp_path / "many"
+    _score(gold_corpus, one)
+    for i in range(3):
+        _score(gold_corpus, many, shard=i, n=3)
+    a, b = merge_shards(one, "gold"), merge_shards(many, "gold")
+    for k in ("n_sources", "n_pairs", "similarity", "one_minus_bleu", "one_minus_iou", "ted3",
+              "tedf"):
+        assert a[k] == pytest.approx(b[k], abs=1e-3), k
+
+
+def test_missing_shard_is_an_error(gold_corpus, tmp_path):
+    _score(gold_corpus, tmp_path, shard=0, n=2)
+    with pytest.raises(Exception, match=r"shards \[1\] of 2 are missing"):
+        merge_shards(tmp_path, "gold")
+
+
+def test_bad_gold_tree_raises_or_is_counted(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    rows = [{"text": "A b .", "text_parse": "(ROOT (S (NN A) (NN b) (. .)))",
+             "paraphrases": [{"para_text": "B a .", "para_parse": "(ROOT (S (NN B)"},
+                             {"para_text": "a B c .",
+                              "para_parse": "(ROOT (S (DT a) (NN B) (NN c) (. .)))"}]}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    with pytest.raises(CorpusFormatError, match=r"bad.jsonl:1: paraphrase 0 not parsed"):
+        _score(path, tmp_path / "a")
+    res = _score(path, tmp_path / "b", on_error="skip")
+    assert res.n_pairs == 1 and sum(res.skips["by_reason"].values()) == 1
+    row = merge_shards(tmp_path / "b", "gold")
+    assert all(math.isfinite(row[k]) for k in ("similarity", "ted3", "tedf"))
+
+
+def test_corpus_bleu_variant(gold_corpus, tmp_path):
+    import sacrebleu
+
+    _score(gold_corpus, tmp_path, cfg=MetricConfig(bleu="sacrebleu-corpus"))
+    row = merge_shards(tmp_path, "gold")
+    hyps, refs = [], []
+    for r in read_corpus(gold_corpus):
+        for p in r.paraphrases:
+            if p.text.lower() != r.text.lower():
+                hyps.append(p.text)
+                refs.append(r.text)
+    expect = 100 * (1 - sacrebleu.corpus_bleu(hyps, [refs]).score / 100)
+    assert row["one_minus_bleu"] == pytest.approx(expect, abs=1e-3)
+
+
+def test_process_pool_gives_same_teds(gold_corpus, tmp_path):
+    _score(gold_corpus, tmp_path / "a")
+    _score(gold_corpus, tmp_path / "b", cfg=MetricConfig(workers=2))
+    a, b = merge_shards(tmp_path / "a", "gold"), merge_shards(tmp_path / "b", "gold")
+    assert (a["ted3"], a["tedf"]) == (b["ted3"], b["tedf"])
