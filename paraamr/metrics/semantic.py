@@ -47,13 +47,18 @@ def load_encoder(name: str, device: str | None = None):
     A plain Hugging Face encoder (e.g. the SimCSE checkpoint) is wrapped with CLS pooling, which is
     how SimCSE's supervised models are meant to be used.
     """
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
 
     target = resolve_model(name)
     device = device or ("cuda" if _cuda() else "cpu")
     if name == "simcse" or target == SIMCSE_HUB:
-        word = models.Transformer(target)
-        pool = models.Pooling(word.get_word_embedding_dimension(), pooling_mode="cls")
+        try:
+            from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+        except ImportError:  # sentence-transformers < 6
+            from sentence_transformers.models import Pooling, Transformer
+
+        word = Transformer(target)
+        pool = Pooling(word.get_word_embedding_dimension(), pooling_mode="cls")
         return SentenceTransformer(modules=[word, pool], device=device)
     return SentenceTransformer(target, device=device)
 

@@ -1,0 +1,140 @@
+"""Command line: ``paraamr <command>``. Each metric is usable on its own.
+
+    paraamr ted "(ROOT (S (NP (PRP I)) (VP (VBP know))))" "(ROOT (S (VP (VB go))))" --depth 3
+    paraamr metric bleu pairs.tsv          # source<TAB>paraphrase per line -> one value per line
+    paraamr metric ted trees.tsv --trees   # tree<TAB>tree per line
+    paraamr score corpus.jsonl --out results/one   # one corpus, all five metrics, signed
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+
+from paraamr.corpus.readers import FORMATS
+
+METRIC_NAMES = ("similarity", "bleu", "iou", "ted3", "tedf")
+
+
+def _pairs(path: str | None, skips):
+    from paraamr.corpus.readers import iter_lines
+
+    lines = iter_lines(path, skips) if path and path != "-" else enumerate(
+        (ln.rstrip("\n") for ln in sys.stdin), 1)
+    for n, line in lines:
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if len(cols) != 2:
+            skips.skip(f"expected 2 tab-separated columns, got {len(cols)}", path or "<stdin>", n)
+            continue
+        yield cols[0], cols[1]
+
+
+def _cmd_ted(a) -> None:
+    from paraamr.metrics.ted import tree_edit_distance
+
+    print(tree_edit_distance(a.tree_a, a.tree_b, depth=a.depth, variant=a.variant,
+                             kernel=a.kernel))
+
+
+def _cmd_metric(a) -> None:
+    from paraamr.corpus.errors import SkipLog
+
+    skips = SkipLog(a.on_error)
+    pairs = list(_pairs(a.file, skips))
+    if a.name == "similarity":
+        from paraamr.metrics.semantic import cosine_pairs, load_encoder
+
+        vals = cosine_pairs(pairs, load_encoder(a.model)).tolist()
+    elif a.name in ("ted3", "tedf") and a.trees:
+        from paraamr.metrics.ted import tree_edit_distance
+
+        depth = 3 if a.name == "ted3" else None
+        vals = [tree_edit_distance(x, y, depth=depth, variant=a.variant) for x, y in pairs]
+    else:
+        from paraamr.metrics.lexical import bleu_nltk, token_iou
+        from paraamr.metrics.ted import tree_edit_distance
+        from paraamr.parsers.base import make_parser, parse_unique
+
+        parsed = parse_unique([s for p in pairs for s in p], make_parser(a.parser))
+        vals = []
+        for x, y in pairs:
+            px, py = parsed[x], parsed[y]
+            if isinstance(px, Exception) or isinstance(py, Exception):
+                skips.skip(f"not parsed: {px if isinstance(px, Exception) else py}")
+                continue
+            if a.name == "bleu":
+                vals.append(bleu_nltk(py.tokens, px.tokens))
+            elif a.name == "iou":
+                vals.append(token_iou(px.tokens, py.tokens))
+            else:
+                depth = 3 if a.name == "ted3" else None
+                vals.append(tree_edit_distance(px.tree, py.tree, depth=depth, variant=a.variant))
+    for v in vals:
+        print(v)
+    if vals:
+        print(f"mean\t{sum(vals) / len(vals)}\tn={len(vals)}\tskipped={skips.total}",
+              file=sys.stderr)
+
+
+def _cmd_score(a) -> None:
+    from paraamr.corpus.errors import SkipLog
+    from paraamr.corpus.readers import read_corpus
+    from paraamr.metrics.semantic import load_encoder
+    from paraamr.parsers.base import make_parser
+    from paraamr.scoring import MetricConfig, score_records
+    from paraamr.signature import metric_signature
+    from paraamr.table2 import limited, merge_shards, shard_dir
+
+    cfg = MetricConfig(bleu=a.bleu, ted_variant=a.ted_variant, on_error=a.on_error)
+    parser = make_parser(a.parser)
+    sig = metric_signature(similarity=a.similarity, parser_sig=parser.signature(), bleu=a.bleu,
+                           ted_variant=a.ted_variant, ted_kernel=cfg.ted_kernel,
+                           ted3_depth=cfg.ted3_depth, data=a.file)
+    out = a.out or tempfile.mkdtemp(prefix="paraamr-score-")
+    skips = SkipLog(a.on_error)
+    score_records(limited(read_corpus(a.file, a.format, skips), a.limit), parser=parser,
+                  encoder=load_encoder(a.similarity), cfg=cfg,
+                  out_dir=shard_dir(out, "corpus", 0, 1), signature=sig, skips=skips)
+    print(json.dumps(merge_shards(out, "corpus"), indent=2))
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="paraamr", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("ted", help="tree edit distance between two bracket strings")
+    t.add_argument("tree_a")
+    t.add_argument("tree_b")
+    t.add_argument("--depth", type=int, default=None)
+    t.add_argument("--variant", default="paraamr")
+    t.add_argument("--kernel", default="edist", choices=("edist", "zss"))
+    t.set_defaults(func=_cmd_ted)
+    m = sub.add_parser("metric", help="one metric per line of a source<TAB>paraphrase file")
+    m.add_argument("name", choices=METRIC_NAMES)
+    m.add_argument("file", nargs="?", default="-")
+    m.add_argument("--parser", default="spacy", choices=("spacy", "stanza"))
+    m.add_argument("--model", default="minilm", help="sentence encoder (similarity)")
+    m.add_argument("--variant", default="paraamr", help="TED variant")
+    m.add_argument("--trees", action="store_true", help="columns are bracket trees (ted3/tedf)")
+    m.add_argument("--on-error", default="raise", choices=("raise", "skip"))
+    m.set_defaults(func=_cmd_metric)
+    s = sub.add_parser("score", help="all five Table 2 metrics of one corpus, signed")
+    s.add_argument("file")
+    s.add_argument("--format", default=None, choices=FORMATS)
+    s.add_argument("--parser", default="spacy", choices=("spacy", "stanza", "gold"))
+    s.add_argument("--similarity", default="minilm")
+    s.add_argument("--bleu", default="nltk-sentence")
+    s.add_argument("--ted-variant", default="paraamr")
+    s.add_argument("--limit", type=int, default=None)
+    s.add_argument("--out", default=None)
+    s.add_argument("--on-error", default="raise", choices=("raise", "skip"))
+    s.set_defaults(func=_cmd_score)
+    args = ap.parse_args(argv)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

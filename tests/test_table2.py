@@ -1,0 +1,101 @@
+"""`make table2` end to end, in-process through Hydra's compose API, on the real ParaBank-Eval."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from paraamr.errors import DataNotFoundError, ParaAMRError
+from paraamr.run_table2 import run_table2
+from paraamr.table2 import parse_corpus_specs
+
+CONF = str(Path(__file__).resolve().parents[1] / "conf")
+
+
+def cfg(*overrides):
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        return compose("table2", overrides=list(overrides))
+
+
+@pytest.fixture(scope="module")
+def table2_run(tmp_path_factory, data_dir):
+    out = tmp_path_factory.mktemp("t2")
+    result = run_table2(cfg(f"out_dir={out}", "limit=12", "progress=false", "bootstrap=50",
+                            f"data_dir={data_dir}"))
+    return out, result
+
+
+def test_outputs_have_the_documented_schema(table2_run):
+    out, _ = table2_run
+    payload = json.loads((out / "table2.json").read_text())
+    assert [r["dataset"] for r in payload["rows"]] == ["ParaNMT", "ParaBank1"]
+    for r in payload["rows"]:
+        assert set(r) >= {"dataset", "n_sources", "n_pairs", "similarity", "one_minus_bleu",
+                          "one_minus_iou", "ted3", "tedf", "signature"}
+        assert r["n_sources"] == 12 and r["n_pairs"] >= 11
+        assert 0 < r["similarity"] <= 100 and 0 <= r["one_minus_bleu"] <= 100
+        assert 0 <= r["one_minus_iou"] <= 100 and r["tedf"] >= r["ted3"] >= 0
+        assert "parser:spacy-projection" in r["signature"] and "sim:cos(minilm)" in r["signature"]
+        lo, hi = r["similarity_ci95"]
+        assert lo <= r["similarity"] <= hi
+    md = (out / "table2.md").read_text()
+    assert "offline analogue" in md and "84.28" in md and "paper" in md
+    assert (out / "table2.csv").read_text().count("\n") == 2 + 4 + 1
+
+
+def test_wandb_offline_run_files(table2_run):
+    out, _ = table2_run
+    runs = sorted((out / "wandb").glob("offline-run-*"))
+    assert len(runs) == 3  # one per corpus + the comparison table
+    for r in runs:
+        assert list(r.glob("run-*.wandb"))
+    tables = list((out / "wandb").glob("offline-run-*/files/media/table/*.table.json"))
+    assert len(tables) == 1
+    t = json.loads(tables[0].read_text())
+    names = [row[0] for row in t["data"]]
+    assert "ParaNMT" in names and "ParaAMR (paper)" in names
+
+
+def test_no_data_gives_a_clear_message(tmp_path):
+    with pytest.raises(DataNotFoundError, match="make data"):
+        run_table2(cfg(f"out_dir={tmp_path}", f"data_dir={tmp_path}/nothing-here"))
+
+
+def test_user_corpora(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.tsv"
+    a.write_text(json.dumps({"text": "The cat sat on the mat.",
+                             "paraphrases": [{"para_text": "On the mat sat the cat."}]}) + "\n"
+                 + json.dumps({"text": "Only in A.", "paraphrases": [{"para_text": "A only."}]})
+                 + "\n")
+    b.write_text("The cat sat on the mat.\tA cat was sitting on the mat.\n")
+    res = run_table2(cfg(f"out_dir={tmp_path}/out", f"corpora='A={a} B={b}:pairs'",
+                         "progress=false", "wandb.enabled=false"))
+    assert [r["n_sources"] for r in res["rows"]] == [1, 1]
+
+
+def test_corpus_spec_errors():
+    with pytest.raises(ParaAMRError):
+        parse_corpus_specs("justafile.jsonl")
+    with pytest.raises(ParaAMRError, match="unknown format"):
+        parse_corpus_specs("A=x.tsv:parabank9")
+    with pytest.raises(ParaAMRError, match="unique"):
+        parse_corpus_specs("A=x.tsv A=y.tsv")
+
+
+@pytest.mark.parametrize("group,option", [("parser", "gold"), ("parser", "spacy"),
+                                          ("ted", "aesop"), ("ted", "qcpg"),
+                                          ("ted", "paraamr-script"), ("similarity", "simcse")])
+def test_config_groups_compose(group, option):
+    c = cfg(f"{group}={option}")
+    assert c[group]
+    paper = cfg("+experiment=paper")
+    assert paper.similarity.name == "simcse" and paper.parser._target_.endswith("StanzaParser")
+
+
+def test_stanza_without_models_says_how_to_download():
+    from paraamr.errors import ParserError
+    from paraamr.parsers.stanza_backend import StanzaParser
+
+    with pytest.raises(ParserError, match="stanza.download"):
+        StanzaParser(model_dir="/nonexistent-stanza-dir")
