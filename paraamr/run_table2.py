@@ -23,7 +23,7 @@ from paraamr.table2 import (
     shard_of,
     subset_stream,
 )
-from paraamr.tables import TABLE2_COLUMNS, write_table2
+from paraamr.tables import TABLE2_COLUMNS, run_kind, write_table2
 from paraamr.tracking import log_table, wandb_run
 
 __all__ = ["score_table2", "finish_table2", "run_table2"]
@@ -36,11 +36,6 @@ def _specs(cfg: DictConfig):
         return parse_corpus_specs(str(cfg.corpora)), "user corpora"
     data = resolve_data_dir(cfg.data_dir)
     return default_corpora(data), f"ParaBank-Eval sample ({data}/paraphrase/parabank-eval)"
-
-
-def _run_kind(cfg: DictConfig) -> str:
-    paper = cfg.similarity.name == "simcse" and cfg.parser._target_.endswith("StanzaParser")
-    return "paper settings" if paper else "offline analogue"
 
 
 def score_table2(cfg: DictConfig) -> list[str]:
@@ -70,16 +65,14 @@ def score_table2(cfg: DictConfig) -> list[str]:
     for spec in specs:
         skips = SkipLog(cfg.on_error)
         stream = subset_stream(spec, keys, skips, cfg.limit)
-        indexed = shard_of(stream, cfg.shard, cfg.num_shards)
-        records = (r for _, r in indexed)
+        records = shard_of(stream, cfg.shard, cfg.num_shards)
         bar = tqdm(total=total, desc=f"table2 {spec.name}", unit="src",
                    disable=not cfg.progress)
         with bar:
             res = score_records(records, parser=parser, encoder=encoder, cfg=mcfg,
                                 out_dir=shard_dir(cfg.out_dir, spec.name, cfg.shard,
                                                   cfg.num_shards),
-                                signature=sig, skips=skips, progress=bar,
-                                first_id=cfg.shard)
+                                signature=sig, skips=skips, progress=bar)
         log.info("%s shard %d/%d: %d sources, %d pairs, %d identical dropped, %d skipped",
                  spec.name, cfg.shard, cfg.num_shards, res.n_sources, res.n_pairs,
                  res.dropped_identical, skips.total)
@@ -90,6 +83,7 @@ def finish_table2(out_dir: str, names: list[str], *, meta: dict, bootstrap: int 
                   seed: int = 0, wandb_cfg: dict | None = None) -> dict:
     """Merge shards into rows, write table2.{md,csv,json} and log to W&B."""
     rows = [merge_shards(out_dir, n, bootstrap=bootstrap, seed=seed) for n in names]
+    meta = {"run_kind": run_kind(rows[0]["signature"]), **meta}
     paths = write_table2(rows, out_dir, meta)
     wb = wandb_cfg or {"enabled": False}
     if wb.get("enabled", True):
@@ -118,7 +112,6 @@ def run_table2(cfg: DictConfig) -> dict:
         return {"names": names}
     specs, data_label = _specs(cfg)
     meta = {
-        "run_kind": _run_kind(cfg),
         "description": f"{data_label}; similarity={cfg.similarity.name}; "
         f"parser={cfg.parser._target_.rsplit('.', 1)[1]}; TED={cfg.ted.variant}; "
         f"BLEU={cfg.metrics.bleu}; limit={cfg.limit}",

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.records import SourceRecord, normalize_key
-from paraamr.errors import CorpusFormatError, ParserError, TreeError
+from paraamr.errors import ParserError, TreeError
 from paraamr.metrics.aggregate import source_means
 from paraamr.metrics.lexical import (
     BLEU_VARIANTS,
@@ -131,7 +131,7 @@ class _Scorer:
         table = self._parses(records)
         cand = []  # (record index, source id, paraphrase index, src Parsed, para Parsed)
         for i, r in enumerate(records):
-            sid = first_id + i
+            sid = r.index if r.index is not None else first_id + i
             src = self._lookup(table, r)
             if isinstance(src, ParserError):
                 self.skips.skip(f"source not parsed: {src}", r.path, r.line)
@@ -161,8 +161,8 @@ class _Scorer:
         by_source: dict[int, list[dict]] = {}
         for (i, sid, j, src, para), sim, ted in zip(cand, sims, teds, strict=True):
             r = records[i]
-            if ted is None:
-                self.skips.skip(f"paraphrase {j}: unreadable tree", r.path, r.line)
+            if isinstance(ted, str):
+                self.skips.skip(f"paraphrase {j}: unreadable tree: {ted}", r.path, r.line)
                 continue
             sim = float(sim)
             if not math.isfinite(sim):
@@ -183,8 +183,8 @@ class _Scorer:
     def _safe_ted(self, args):
         try:
             return _ted_pair(args)
-        except TreeError:
-            return None
+        except TreeError as e:
+            return str(e)
 
     def _one_minus_bleu(self, src: Parsed, para: Parsed, r: SourceRecord, j: int):
         if self.cfg.bleu == "nltk-sentence":
@@ -245,8 +245,6 @@ def score_records(
                 next_id += len(chunk)
                 if progress is not None:
                     progress.update(len(chunk))
-    except CorpusFormatError:
-        raise
     finally:
         scorer.close()
     if scorer.corpus_bleu is not None:

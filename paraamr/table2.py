@@ -136,13 +136,14 @@ def common_subset(specs: list[CorpusSpec], on_error: str = "raise"):
 def shard_of(records: Iterable[SourceRecord], shard: int, num_shards: int):
     """Deterministic sharding by position in the (subset) stream: record k goes to k % n.
 
-    Yields (global index, record) so ids stay unique across shards.
+    Sets ``record.index`` to the global position so source ids stay unique across shards.
     """
     if not 0 <= shard < num_shards:
         raise ParaAMRError(f"shard must be in [0, {num_shards}), got {shard}")
     for k, r in enumerate(records):
         if k % num_shards == shard:
-            yield k, r
+            r.index = k
+            yield r
 
 
 def shard_dir(out_dir: str | os.PathLike, name: str, shard: int, num_shards: int) -> Path:

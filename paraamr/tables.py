@@ -10,12 +10,24 @@ from pathlib import Path
 
 from paraamr.table2 import PAPER_TABLE2
 
-__all__ = ["write_table2", "render_table2_markdown", "TABLE2_COLUMNS"]
+__all__ = ["write_table2", "render_table2_markdown", "TABLE2_COLUMNS", "run_kind"]
 
 TABLE2_COLUMNS = ("dataset", "n_sources", "n_pairs", "similarity", "one_minus_bleu",
                   "one_minus_iou", "ted3", "tedf", "signature")
 _HEAD = ("similarity", "1−BLEU", "1−∩/∪", "TED-3", "TED-F")
 _KEYS = ("similarity", "one_minus_bleu", "one_minus_iou", "ted3", "tedf")
+
+
+def run_kind(signature: str) -> str:
+    """``paper settings`` when the paper's models produced the numbers, else ``offline analogue``.
+
+    (Never "reproduction": we cannot tell from here whether the corpora are the paper's.)
+
+    >>> run_kind("sim:cos(minilm)|parser:spacy-projection(...)")
+    'offline analogue'
+    """
+    paper = "sim:cos(simcse)" in signature and "parser:stanza" in signature
+    return "paper settings" if paper else "offline analogue"
 
 
 def _fmt(v) -> str:

@@ -49,10 +49,10 @@ def gold_corpus(ptb_trees, tmp_path_factory):
 
 def _score(path, out, cfg=MetricConfig(), shard=0, n=1, on_error="raise"):
     skips = SkipLog(on_error)
-    recs = (r for _, r in shard_of(read_corpus(path, skips=skips), shard, n))
+    recs = shard_of(read_corpus(path, skips=skips), shard, n)
     return score_records(recs, parser=GoldParser(), encoder=FakeEncoder(), cfg=cfg,
                          out_dir=shard_dir(out, "gold", shard, n), signature="test",
-                         skips=skips, first_id=shard)
+                         skips=skips)
 
 
 def test_pair_values_equal_metric_functions(gold_corpus, tmp_path):
@@ -83,6 +83,9 @@ def test_shards_merge_to_unsharded(gold_corpus, tmp_path):
     for i in range(3):
         _score(gold_corpus, many, shard=i, n=3)
     a, b = merge_shards(one, "gold"), merge_shards(many, "gold")
+    ids = sorted(json.loads(x)["source_id"] for i in range(3)
+                 for x in open(shard_dir(many, "gold", i, 3) / "sources.jsonl"))
+    assert ids == list(range(30))
     for k in ("n_sources", "n_pairs", "similarity", "one_minus_bleu", "one_minus_iou", "ted3",
               "tedf"):
         assert a[k] == pytest.approx(b[k], abs=1e-3), k

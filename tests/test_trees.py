@@ -58,3 +58,10 @@ def test_clean_ptb_real_file(data_dir):
 def test_clean_ptb_drops_traces():
     t = parse_bracketed("(S (NP-SBJ-1 (-NONE- *T*-1)) (VP (VBD went) (NP-TMP (NN today))))")
     assert to_bracketed(clean_ptb(t)) == "(S (VP (VBD went) (NP (NN today))))"
+
+
+@pytest.mark.parametrize("word", ["(", ")", "a b", "", "{", "x(y)"])
+def test_any_token_roundtrips_through_brackets(word):
+    t = ("ROOT", (("NP", (("NN", ((word, ()),)),)),))
+    again = parse_bracketed(to_bracketed(t))
+    assert again[0] == "ROOT" and len(leaves(again)) == 1

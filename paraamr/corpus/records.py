@@ -57,6 +57,7 @@ class SourceRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     path: str | None = None
     line: int | None = None
+    index: int | None = None  # position in the (subset) stream, set by sharding
 
     @classmethod
     def from_json(cls, obj: dict[str, Any], path: str | None = None, line: int | None = None):

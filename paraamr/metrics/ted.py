@@ -32,6 +32,8 @@ __all__ = [
     "prepare",
     "zss_distance",
     "edist_distance",
+    "to_zss",
+    "to_edist",
     "KERNELS",
 ]
 
@@ -121,20 +123,24 @@ def prepare(tree: Tree, depth: int | None, variant: TEDVariant = VARIANTS["paraa
 # --- kernels ---------------------------------------------------------------------------------
 
 
+def to_zss(t: Tree):
+    """Convert to ``zss.Node`` (the reference kernel's tree type)."""
+    import zss
+
+    node = zss.Node(t[0])
+    for c in t[1]:
+        node.addkid(to_zss(c))
+    return node
+
+
 def zss_distance(a: Tree, b: Tree) -> int:
     """Reference kernel: ``zss.simple_distance`` with unit costs on labels."""
     import zss
 
-    def to_zss(t: Tree) -> zss.Node:
-        node = zss.Node(t[0])
-        for c in t[1]:
-            node.addkid(to_zss(c))
-        return node
-
     return int(zss.simple_distance(to_zss(a), to_zss(b)))
 
 
-def _flatten(t: Tree) -> tuple[list[str], list[list[int]]]:
+def to_edist(t: Tree) -> tuple[list[str], list[list[int]]]:
     """Pre-order node list and child adjacency lists, edist's tree encoding."""
     nodes: list[str] = []
     adj: list[list[int]] = []
@@ -155,8 +161,8 @@ def edist_distance(a: Tree, b: Tree) -> int:
     """Compiled kernel: ``edist.ted.standard_ted`` (Zhang-Shasha, unit costs)."""
     from edist.ted import standard_ted
 
-    xa, ya = _flatten(a)
-    xb, yb = _flatten(b)
+    xa, ya = to_edist(a)
+    xb, yb = to_edist(b)
     return int(standard_ted(xa, ya, xb, yb))
 
 

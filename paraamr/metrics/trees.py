@@ -21,6 +21,7 @@ __all__ = [
     "parse_bracketed",
     "parse_many",
     "to_bracketed",
+    "escape_label",
     "strip_words",
     "prune",
     "clean_ptb",
@@ -99,12 +100,30 @@ def parse_bracketed(text: str) -> Tree:
     return trees[0]
 
 
+_ESCAPES = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-"}
+
+
+def escape_label(label: str) -> str:
+    """PTB escaping so any token can be written in a bracket string.
+
+    >>> escape_label("("), escape_label("a b"), escape_label("")
+    ('-LRB-', 'a_b', '_')
+    """
+    if label in _ESCAPES:
+        return _ESCAPES[label]
+    label = label.replace("(", "-LRB-").replace(")", "-RRB-")
+    return "_".join(label.split()) or "_"
+
+
 def to_bracketed(tree: Tree) -> str:
-    """Write a tree back as a one-line bracket string (nodes without children bare)."""
+    """Write a tree back as a one-line bracket string (nodes without children bare).
+
+    Labels and words are escaped (:func:`escape_label`), so the result always reads back.
+    """
     label, children = tree
     if not children:
-        return label
-    return "(" + label + " " + " ".join(to_bracketed(c) for c in children) + ")"
+        return escape_label(label)
+    return "(" + escape_label(label) + " " + " ".join(to_bracketed(c) for c in children) + ")"
 
 
 def is_preterminal(tree: Tree) -> bool:

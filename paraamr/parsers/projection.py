@@ -64,6 +64,7 @@ class _Item:
     hi: int
     tree: Tree
     parts: tuple[_Item, ...] = ()  # the child items a rendered phrase was built from
+    role: str = ""  # "parataxis" for a parenthetical clause
 
 
 @dataclass
@@ -121,7 +122,10 @@ def _items(dep: Token, kids: Kids, clause: bool) -> list[_Item]:
         return _subtree_leaves(dep, kids)
     if not kids[dep.i] and (dep.dep_ in _LEAF_DEPS or (not clause and dep.dep_ not in _PHRASAL)):
         return [_leaf(dep)]
-    return _lift_edges(_constituent(dep, kids))
+    items = _lift_edges(_constituent(dep, kids))
+    if dep.dep_ == "parataxis":
+        items = [_Item(it.lo, it.hi, it.tree, it.parts, "parataxis") for it in items]
+    return items
 
 
 def _is_punct_leaf(tree: Tree) -> bool:
@@ -146,8 +150,19 @@ def _lift_edges(item: _Item) -> list[_Item]:
 
 
 def _join(label: str, parts: list[_Item]) -> _Item:
+    parts = _parentheticals(parts)
     lo, hi = _span(parts)
     return _Item(lo, hi, (label, tuple(p.tree for p in parts)), tuple(parts))
+
+
+def _parentheticals(parts: list[_Item]) -> list[_Item]:
+    """``, S ,`` around a parenthetical clause (spaCy ``parataxis``) becomes ``PRN(, S ,)``."""
+    for k in range(1, len(parts) - 1):
+        a, mid, b = parts[k - 1 : k + 2]
+        if mid.role == "parataxis" and a.tree[0] in (",", ":") and b.tree[0] == a.tree[0]:
+            prn = _Item(a.lo, b.hi, ("PRN", (a.tree, mid.tree, b.tree)), (a, mid, b))
+            return parts[: k - 1] + [prn] + _parentheticals(parts[k + 2 :])
+    return parts
 
 
 def _render(levels: list[_Level]) -> _Item:
@@ -190,12 +205,17 @@ def _conj_chain(tok: Token, kids: Kids) -> list[Token]:
 def _own_deps(tok: Token, kids: Kids, coord: bool) -> tuple[list[Token], list[Token]]:
     """Non-punctuation and punctuation dependents of ``tok``, conjuncts excluded.
 
-    ``cc``/``preconj`` are excluded too when ``tok`` takes part in a coordination (``coord``).
+    Conjunction words (:func:`_is_extra`) are excluded too when ``tok`` takes part in a
+    coordination (``coord``).
     """
-    skip = _COORD if coord else {"conj"}
-    deps = [d for d in kids[tok.i] if d.dep_ not in skip]
+    deps = [d for d in kids[tok.i] if d.dep_ != "conj" and not (coord and _is_extra(d, tok))]
     punct = [d for d in deps if _is_punct(d, kids)]
     return [d for d in deps if d not in punct], punct
+
+
+def _is_extra(dep: Token, head: Token) -> bool:
+    """A conjunction word placed at the coordination level (a ``cc`` after its head)."""
+    return dep.dep_ == "preconj" or (dep.dep_ == "cc" and dep.i > head.i)
 
 
 def _has_subject(tok: Token, kids: Kids) -> bool:
@@ -330,12 +350,14 @@ def _levels(tok: Token, kids: Kids, coord: bool, member: bool) -> tuple[list[_Le
 def _coordinate(tok: Token, kids: Kids, levels: list[_Level], chain: list[Token]) -> list[Token]:
     """Add a coordination level (or flat conjuncts) to ``levels``; return punctuation to lift."""
     lifted: list[Token] = []
-    extras = [d for m in [tok, *chain] for d in kids[m.i] if d.dep_ in ("cc", "preconj")]
-    members = [_member(m, kids, lifted) for m in chain]
-    coord_items = [_leaf(d) for d in extras] + members
-    if all(not _own_deps(m, kids, True)[0] for m in chain):
-        levels[-1].items.extend(coord_items)
+    extras = [d for m in [tok, *chain] for d in kids[m.i] if _is_extra(d, m)]
+    coord_items = [it for d in extras for it in _subtree_leaves(d, kids)]
+    if all(not _own_deps(m, kids, True)[0] for m in chain):  # single words: flat
+        for m in chain:
+            lifted.extend(_own_deps(m, kids, True)[1])
+        levels[-1].items.extend(coord_items + [_leaf(m) for m in chain])
         return lifted
+    coord_items += [_member(m, kids, lifted) for m in chain]
     labels = [lv.label for lv in levels]
     at = 0
     if "VP" in labels and not all(_has_subject(m, kids) for m in chain):

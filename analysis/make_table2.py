@@ -1,0 +1,32 @@
+"""Merge Table 2 shards (cluster job arrays) and write table2.{md,csv,json} + W&B runs.
+
+    python analysis/make_table2.py --out results/table2 [--names ParaNMT ParaBank1] [--bootstrap 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from paraamr.run_table2 import finish_table2
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default="results/table2", help="the scoring run's out_dir")
+    ap.add_argument("--names", nargs="*", help="corpora in table order (default: all, sorted)")
+    ap.add_argument("--bootstrap", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--description", default="merged shards")
+    ap.add_argument("--no-wandb", action="store_true")
+    args = ap.parse_args(argv)
+    names = args.names or sorted(p.name for p in (Path(args.out) / "shards").iterdir())
+    wandb_cfg = {"enabled": not args.no_wandb, "project": "paraamr", "group": "table2",
+                 "mode": os.environ.get("WANDB_MODE")}
+    return finish_table2(args.out, names, meta={"description": args.description},
+                         bootstrap=args.bootstrap, seed=args.seed, wandb_cfg=wandb_cfg)
+
+
+if __name__ == "__main__":
+    main()

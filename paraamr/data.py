@@ -1,0 +1,90 @@
+"""`make data`: fetch the public evaluation sets Table 2 needs into the layout the suite reads.
+
+    python -m paraamr.data --out data          # then: make table2 ARGS=data_dir=data
+
+Needs network (GitHub raw files). Offline machines point ``data_dir`` at an existing copy.
+
+=================  ==============================================  ==============================
+name               source                                          written to
+=================  ==============================================  ==============================
+parabank-eval      github.com/decompositional-semantics-initiative  paraphrase/parabank-eval/
+                   /ParaBank-Eval-Data (ref.tsv, candidates.tsv)
+ptb-sample         NLTK data ``treebank.zip`` (10% PTB sample,     ptb-sample/combined/
+                   non-commercial licence)
+=================  ==============================================  ==============================
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import logging
+import shutil
+import urllib.request
+import zipfile
+from pathlib import Path
+
+from paraamr.errors import DataNotFoundError
+
+__all__ = ["DATASETS", "fetch"]
+
+log = logging.getLogger(__name__)
+
+PARABANK_EVAL = ("https://raw.githubusercontent.com/decompositional-semantics-initiative/"
+                 "ParaBank-Eval-Data/master/")
+NLTK_TREEBANK = ("https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/"
+                 "treebank.zip")
+
+DATASETS = {
+    "parabank-eval": {"files": {"ref.tsv": PARABANK_EVAL + "ref.tsv",
+                                "candidates.tsv": PARABANK_EVAL + "candidates.tsv"},
+                      "dest": "paraphrase/parabank-eval"},
+    "ptb-sample": {"zip": NLTK_TREEBANK, "member_prefix": "treebank/combined/",
+                   "dest": "ptb-sample/combined"},
+}
+
+
+def _download(url: str, timeout: float = 60) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:  # noqa: S310 (fixed URLs)
+            return r.read()
+    except OSError as e:
+        raise DataNotFoundError(f"could not download {url}: {e}. Without network, point "
+                                "data_dir= at an existing copy of the data.") from e
+
+
+def fetch(name: str, out_dir: str | Path, urls: dict | None = None) -> Path:
+    """Download one data set into ``out_dir/<dest>`` (atomic per file); returns that folder.
+
+    ``urls`` overrides the download addresses (mirrors, or ``file://`` copies).
+    """
+    spec = {**DATASETS[name], **(urls or {})}
+    dest = Path(out_dir) / spec["dest"]
+    dest.mkdir(parents=True, exist_ok=True)
+    if "files" in spec:
+        for fname, url in spec["files"].items():
+            tmp = dest / (fname + ".part")
+            tmp.write_bytes(_download(url))
+            tmp.replace(dest / fname)
+    else:
+        with zipfile.ZipFile(io.BytesIO(_download(spec["zip"]))) as zf:
+            for member in zf.namelist():
+                if member.startswith(spec["member_prefix"]) and not member.endswith("/"):
+                    target = dest / Path(member).name
+                    with zf.open(member) as src, open(target, "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+    log.info("%s -> %s", name, dest)
+    return dest
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="fetch the public evaluation sets")
+    ap.add_argument("--out", default="data")
+    ap.add_argument("names", nargs="*", default=list(DATASETS))
+    args = ap.parse_args(argv)
+    for n in args.names:
+        print(f"{n}: {fetch(n, args.out)}")
+
+
+if __name__ == "__main__":
+    main()
