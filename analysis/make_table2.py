@@ -1,6 +1,6 @@
 """Merge Table 2 shards (cluster job arrays) and write table2.{md,csv,json} + W&B runs.
 
-    python analysis/make_table2.py --out results/table2 [--names ParaNMT ParaBank1] [--bootstrap 1000]
+python analysis/make_table2.py --out results/table2 [--names ParaNMT ParaBank1] [--bootstrap 1000]
 """
 
 from __future__ import annotations
@@ -22,10 +22,20 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--no-wandb", action="store_true")
     args = ap.parse_args(argv)
     names = args.names or sorted(p.name for p in (Path(args.out) / "shards").iterdir())
-    wandb_cfg = {"enabled": not args.no_wandb, "project": "paraamr", "group": "table2",
-                 "mode": os.environ.get("WANDB_MODE")}
-    return finish_table2(args.out, names, meta={"description": args.description},
-                         bootstrap=args.bootstrap, seed=args.seed, wandb_cfg=wandb_cfg)
+    wandb_cfg = {
+        "enabled": not args.no_wandb,
+        "project": "paraamr",
+        "group": "table2",
+        "mode": os.environ.get("WANDB_MODE"),
+    }
+    return finish_table2(
+        args.out,
+        names,
+        meta={"description": args.description},
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        wandb_cfg=wandb_cfg,
+    )
 
 
 if __name__ == "__main__":

@@ -47,8 +47,9 @@ def bench_ted(data: Path, n_pairs: int, n_zss: int) -> dict:
     for f in sorted((data / "ptb-sample" / "combined").glob("wsj_*.mrg")):
         trees += [c for c in map(clean_ptb, parse_many(f.read_text())) if c is not None]
     rng = random.Random(0)
-    pairs = [(prepare(rng.choice(trees), None), prepare(rng.choice(trees), None))
-             for _ in range(n_pairs)]
+    pairs = [
+        (prepare(rng.choice(trees), None), prepare(rng.choice(trees), None)) for _ in range(n_pairs)
+    ]
     sub = pairs[:n_zss]
     # kernel only: trees converted to each library's type beforehand
     e_in = [(to_edist(a), to_edist(b)) for a, b in pairs]
@@ -69,14 +70,22 @@ def bench_ted(data: Path, n_pairs: int, n_zss: int) -> dict:
     from paraamr.metrics.trees import size
 
     return {
-        "pairs_edist": n_pairs, "pairs_zss": len(sub),
+        "pairs_edist": n_pairs,
+        "pairs_zss": len(sub),
         "mean_nodes_per_tree": sum(size(a) + size(b) for a, b in pairs) / (2 * len(pairs)),
-        "kernel_only": {"edist_pairs_per_s": n_pairs / t_fast, "zss_pairs_per_s": len(sub) / t_slow,
-                        "speedup": (n_pairs / t_fast) / (len(sub) / t_slow)},
-        "with_conversion": {"edist_pairs_per_s": n_pairs / t_fast2,
-                            "zss_pairs_per_s": len(sub) / t_slow2,
-                            "speedup": (n_pairs / t_fast2) / (len(sub) / t_slow2)},
-        "identical_distances": fast[: len(sub)] == [int(x) for x in slow] == fast2[: len(sub)]
+        "kernel_only": {
+            "edist_pairs_per_s": n_pairs / t_fast,
+            "zss_pairs_per_s": len(sub) / t_slow,
+            "speedup": (n_pairs / t_fast) / (len(sub) / t_slow),
+        },
+        "with_conversion": {
+            "edist_pairs_per_s": n_pairs / t_fast2,
+            "zss_pairs_per_s": len(sub) / t_slow2,
+            "speedup": (n_pairs / t_fast2) / (len(sub) / t_slow2),
+        },
+        "identical_distances": fast[: len(sub)]
+        == [int(x) for x in slow]
+        == fast2[: len(sub)]
         == slow2,
     }
 
@@ -104,8 +113,13 @@ def bench_end_to_end(data: Path, n_pairs: int, n_naive: int) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        res = score_records(list(records.values()), parser=parser, encoder=encoder,
-                            cfg=MetricConfig(chunk_size=10_000), out_dir=tmp)
+        res = score_records(
+            list(records.values()),
+            parser=parser,
+            encoder=encoder,
+            cfg=MetricConfig(chunk_size=10_000),
+            out_dir=tmp,
+        )
         t_ours = time.perf_counter() - t0
 
     naive = pairs[:n_naive]
@@ -123,22 +137,31 @@ def bench_end_to_end(data: Path, n_pairs: int, n_naive: int) -> dict:
         tree_edit_distance(ts, tp, kernel="zss")
     t_naive = time.perf_counter() - t0
     return {
-        "pairs": res.n_pairs, "sources": len(records), "naive_pairs": len(naive),
-        "ours_pairs_per_s": res.n_pairs / t_ours, "naive_pairs_per_s": len(naive) / t_naive,
+        "pairs": res.n_pairs,
+        "sources": len(records),
+        "naive_pairs": len(naive),
+        "ours_pairs_per_s": res.n_pairs / t_ours,
+        "naive_pairs_per_s": len(naive) / t_naive,
         "speedup": (res.n_pairs / t_ours) / (len(naive) / t_naive),
-        "ours_seconds": t_ours, "naive_seconds": t_naive,
+        "ours_seconds": t_ours,
+        "naive_seconds": t_naive,
     }
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data-dir", default=os.environ.get("PARAAMR_DATA",
-                                                         ROOT.parent / "shared" / "data"))
+    ap.add_argument(
+        "--data-dir", default=os.environ.get("PARAAMR_DATA", ROOT.parent / "shared" / "data")
+    )
     ap.add_argument("--ted-pairs", type=int, default=2000)
     ap.add_argument("--zss-pairs", type=int, default=200)
     ap.add_argument("--pairs", type=int, default=2000)
-    ap.add_argument("--naive-pairs", type=int, default=2000,
-                    help="pairs for the naive loop (it is slow; rates are per pair)")
+    ap.add_argument(
+        "--naive-pairs",
+        type=int,
+        default=2000,
+        help="pairs for the naive loop (it is slow; rates are per pair)",
+    )
     ap.add_argument("--out", default="results/bench/metrics.json")
     args = ap.parse_args(argv)
     data = Path(args.data_dir)
@@ -146,8 +169,12 @@ def main(argv=None) -> None:
 
     torch.set_num_threads(os.cpu_count() or 1)
     out = {
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                    "python": sys.version.split()[0], "torch_threads": torch.get_num_threads()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": sys.version.split()[0],
+            "torch_threads": torch.get_num_threads(),
+        },
         "ted": bench_ted(data, args.ted_pairs, args.zss_pairs),
     }
     print(json.dumps(out["ted"], indent=2), flush=True)

@@ -1,9 +1,9 @@
 """Command line: ``paraamr <command>``. Each metric is usable on its own.
 
-    paraamr ted "(ROOT (S (NP (PRP I)) (VP (VBP know))))" "(ROOT (S (VP (VB go))))" --depth 3
-    paraamr metric bleu pairs.tsv          # source<TAB>paraphrase per line -> one value per line
-    paraamr metric ted trees.tsv --trees   # tree<TAB>tree per line
-    paraamr score corpus.jsonl --out results/one   # one corpus, all five metrics, signed
+paraamr ted "(ROOT (S (NP (PRP I)) (VP (VBP know))))" "(ROOT (S (VP (VB go))))" --depth 3
+paraamr metric bleu pairs.tsv          # source<TAB>paraphrase per line -> one value per line
+paraamr metric ted trees.tsv --trees   # tree<TAB>tree per line
+paraamr score corpus.jsonl --out results/one   # one corpus, all five metrics, signed
 """
 
 from __future__ import annotations
@@ -21,8 +21,11 @@ METRIC_NAMES = ("similarity", "bleu", "iou", "ted3", "tedf")
 def _pairs(path: str | None, skips):
     from paraamr.corpus.readers import iter_lines
 
-    lines = iter_lines(path, skips) if path and path != "-" else enumerate(
-        (ln.rstrip("\n") for ln in sys.stdin), 1)
+    lines = (
+        iter_lines(path, skips)
+        if path and path != "-"
+        else enumerate((ln.rstrip("\n") for ln in sys.stdin), 1)
+    )
     for n, line in lines:
         if not line.strip():
             continue
@@ -36,8 +39,7 @@ def _pairs(path: str | None, skips):
 def _cmd_ted(a) -> None:
     from paraamr.metrics.ted import tree_edit_distance
 
-    print(tree_edit_distance(a.tree_a, a.tree_b, depth=a.depth, variant=a.variant,
-                             kernel=a.kernel))
+    print(tree_edit_distance(a.tree_a, a.tree_b, depth=a.depth, variant=a.variant, kernel=a.kernel))
 
 
 def _cmd_metric(a) -> None:
@@ -76,8 +78,9 @@ def _cmd_metric(a) -> None:
     for v in vals:
         print(v)
     if vals:
-        print(f"mean\t{sum(vals) / len(vals)}\tn={len(vals)}\tskipped={skips.total}",
-              file=sys.stderr)
+        print(
+            f"mean\t{sum(vals) / len(vals)}\tn={len(vals)}\tskipped={skips.total}", file=sys.stderr
+        )
 
 
 def _cmd_score(a) -> None:
@@ -91,14 +94,26 @@ def _cmd_score(a) -> None:
 
     cfg = MetricConfig(bleu=a.bleu, ted_variant=a.ted_variant, on_error=a.on_error)
     parser = make_parser(a.parser)
-    sig = metric_signature(similarity=a.similarity, parser_sig=parser.signature(), bleu=a.bleu,
-                           ted_variant=a.ted_variant, ted_kernel=cfg.ted_kernel,
-                           ted3_depth=cfg.ted3_depth, data=a.file)
+    sig = metric_signature(
+        similarity=a.similarity,
+        parser_sig=parser.signature(),
+        bleu=a.bleu,
+        ted_variant=a.ted_variant,
+        ted_kernel=cfg.ted_kernel,
+        ted3_depth=cfg.ted3_depth,
+        data=a.file,
+    )
     out = a.out or tempfile.mkdtemp(prefix="paraamr-score-")
     skips = SkipLog(a.on_error)
-    score_records(limited(read_corpus(a.file, a.format, skips), a.limit), parser=parser,
-                  encoder=load_encoder(a.similarity), cfg=cfg,
-                  out_dir=shard_dir(out, "corpus", 0, 1), signature=sig, skips=skips)
+    score_records(
+        limited(read_corpus(a.file, a.format, skips), a.limit),
+        parser=parser,
+        encoder=load_encoder(a.similarity),
+        cfg=cfg,
+        out_dir=shard_dir(out, "corpus", 0, 1),
+        signature=sig,
+        skips=skips,
+    )
     print(json.dumps(merge_shards(out, "corpus"), indent=2))
 
 

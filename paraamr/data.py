@@ -30,17 +30,27 @@ __all__ = ["DATASETS", "fetch"]
 
 log = logging.getLogger(__name__)
 
-PARABANK_EVAL = ("https://raw.githubusercontent.com/decompositional-semantics-initiative/"
-                 "ParaBank-Eval-Data/master/")
-NLTK_TREEBANK = ("https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/"
-                 "treebank.zip")
+PARABANK_EVAL = (
+    "https://raw.githubusercontent.com/decompositional-semantics-initiative/"
+    "ParaBank-Eval-Data/master/"
+)
+NLTK_TREEBANK = (
+    "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/treebank.zip"
+)
 
 DATASETS = {
-    "parabank-eval": {"files": {"ref.tsv": PARABANK_EVAL + "ref.tsv",
-                                "candidates.tsv": PARABANK_EVAL + "candidates.tsv"},
-                      "dest": "paraphrase/parabank-eval"},
-    "ptb-sample": {"zip": NLTK_TREEBANK, "member_prefix": "treebank/combined/",
-                   "dest": "ptb-sample/combined"},
+    "parabank-eval": {
+        "files": {
+            "ref.tsv": PARABANK_EVAL + "ref.tsv",
+            "candidates.tsv": PARABANK_EVAL + "candidates.tsv",
+        },
+        "dest": "paraphrase/parabank-eval",
+    },
+    "ptb-sample": {
+        "zip": NLTK_TREEBANK,
+        "member_prefix": "treebank/combined/",
+        "dest": "ptb-sample/combined",
+    },
 }
 
 
@@ -49,8 +59,10 @@ def _download(url: str, timeout: float = 60) -> bytes:
         with urllib.request.urlopen(url, timeout=timeout) as r:  # noqa: S310 (fixed URLs)
             return r.read()
     except OSError as e:
-        raise DataNotFoundError(f"could not download {url}: {e}. Without network, point "
-                                "data_dir= at an existing copy of the data.") from e
+        raise DataNotFoundError(
+            f"could not download {url}: {e}. Without network, point "
+            "data_dir= at an existing copy of the data."
+        ) from e
 
 
 def fetch(name: str, out_dir: str | Path, urls: dict | None = None) -> Path:

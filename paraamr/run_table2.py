@@ -45,42 +45,71 @@ def score_table2(cfg: DictConfig) -> list[str]:
     from paraamr.metrics.semantic import load_encoder
 
     specs, data_label = _specs(cfg)
-    mcfg = MetricConfig(bleu=cfg.metrics.bleu, ted_variant=cfg.ted.variant,
-                        ted_kernel=cfg.ted.kernel, ted3_depth=cfg.ted.depth3,
-                        similarity_batch_size=cfg.similarity.batch_size,
-                        parse_batch_size=cfg.metrics.parse_batch_size,
-                        chunk_size=cfg.metrics.chunk_size, workers=cfg.metrics.workers,
-                        on_error=cfg.on_error)
+    mcfg = MetricConfig(
+        bleu=cfg.metrics.bleu,
+        ted_variant=cfg.ted.variant,
+        ted_kernel=cfg.ted.kernel,
+        ted3_depth=cfg.ted.depth3,
+        similarity_batch_size=cfg.similarity.batch_size,
+        parse_batch_size=cfg.metrics.parse_batch_size,
+        chunk_size=cfg.metrics.chunk_size,
+        workers=cfg.metrics.workers,
+        on_error=cfg.on_error,
+    )
     keys = common_subset(specs, cfg.on_error)
     if len(keys) == 0:
         raise RuntimeError("the corpora have no source sentence in common: nothing to compare")
     parser = instantiate(cfg.parser)
     encoder = load_encoder(cfg.similarity.name, cfg.similarity.device)
-    sig = metric_signature(similarity=cfg.similarity.name, parser_sig=parser.signature(),
-                           bleu=mcfg.bleu, ted_variant=mcfg.ted_variant,
-                           ted_kernel=mcfg.ted_kernel, ted3_depth=mcfg.ted3_depth,
-                           data=data_label.split(" (")[0].replace(" ", "-"))
+    sig = metric_signature(
+        similarity=cfg.similarity.name,
+        parser_sig=parser.signature(),
+        bleu=mcfg.bleu,
+        ted_variant=mcfg.ted_variant,
+        ted_kernel=mcfg.ted_kernel,
+        ted3_depth=mcfg.ted3_depth,
+        data=data_label.split(" (")[0].replace(" ", "-"),
+    )
     total = len(keys) if not cfg.limit else min(len(keys), int(cfg.limit))
     total = (total - cfg.shard + cfg.num_shards - 1) // cfg.num_shards
     for spec in specs:
         skips = SkipLog(cfg.on_error)
         stream = subset_stream(spec, keys, skips, cfg.limit)
         records = shard_of(stream, cfg.shard, cfg.num_shards)
-        bar = tqdm(total=total, desc=f"table2 {spec.name}", unit="src",
-                   disable=not cfg.progress)
+        bar = tqdm(total=total, desc=f"table2 {spec.name}", unit="src", disable=not cfg.progress)
         with bar:
-            res = score_records(records, parser=parser, encoder=encoder, cfg=mcfg,
-                                out_dir=shard_dir(cfg.out_dir, spec.name, cfg.shard,
-                                                  cfg.num_shards),
-                                signature=sig, skips=skips, progress=bar)
-        log.info("%s shard %d/%d: %d sources, %d pairs, %d identical dropped, %d skipped",
-                 spec.name, cfg.shard, cfg.num_shards, res.n_sources, res.n_pairs,
-                 res.dropped_identical, skips.total)
+            res = score_records(
+                records,
+                parser=parser,
+                encoder=encoder,
+                cfg=mcfg,
+                out_dir=shard_dir(cfg.out_dir, spec.name, cfg.shard, cfg.num_shards),
+                signature=sig,
+                skips=skips,
+                progress=bar,
+            )
+        log.info(
+            "%s shard %d/%d: %d sources, %d pairs, %d identical dropped, %d skipped",
+            spec.name,
+            cfg.shard,
+            cfg.num_shards,
+            res.n_sources,
+            res.n_pairs,
+            res.dropped_identical,
+            skips.total,
+        )
     return [s.name for s in specs]
 
 
-def finish_table2(out_dir: str, names: list[str], *, meta: dict, bootstrap: int = 0,
-                  seed: int = 0, wandb_cfg: dict | None = None) -> dict:
+def finish_table2(
+    out_dir: str,
+    names: list[str],
+    *,
+    meta: dict,
+    bootstrap: int = 0,
+    seed: int = 0,
+    wandb_cfg: dict | None = None,
+) -> dict:
     """Merge shards into rows, write table2.{md,csv,json} and log to W&B."""
     rows = [merge_shards(out_dir, n, bootstrap=bootstrap, seed=seed) for n in names]
     meta = {"run_kind": run_kind(rows[0]["signature"]), **meta}
@@ -88,17 +117,29 @@ def finish_table2(out_dir: str, names: list[str], *, meta: dict, bootstrap: int 
     wb = wandb_cfg or {"enabled": False}
     if wb.get("enabled", True):
         for r in rows:
-            with wandb_run(project=wb["project"], group=wb["group"], name=r["dataset"],
-                           config={**meta, "dataset": r["dataset"]}, directory=out_dir,
-                           mode=wb.get("mode")) as run:
+            with wandb_run(
+                project=wb["project"],
+                group=wb["group"],
+                name=r["dataset"],
+                config={**meta, "dataset": r["dataset"]},
+                directory=out_dir,
+                mode=wb.get("mode"),
+            ) as run:
                 if run is not None:
                     run.summary.update({k: v for k, v in r.items() if k in TABLE2_COLUMNS})
         cols = [c for c in TABLE2_COLUMNS]
         table_rows = [[r.get(c) for c in cols] for r in rows]
-        table_rows += [[f"{n} (paper)", 193869, None, *p.values(), "paper"]
-                       for n, p in PAPER_TABLE2.items()]
-        with wandb_run(project=wb["project"], group=wb["group"], name="table2-comparison",
-                       config=meta, directory=out_dir, mode=wb.get("mode")) as run:
+        table_rows += [
+            [f"{n} (paper)", 193869, None, *p.values(), "paper"] for n, p in PAPER_TABLE2.items()
+        ]
+        with wandb_run(
+            project=wb["project"],
+            group=wb["group"],
+            name="table2-comparison",
+            config=meta,
+            directory=out_dir,
+            mode=wb.get("mode"),
+        ) as run:
             log_table(run, "table2", cols, table_rows)
     print(Path(paths["md"]).read_text())
     return {"rows": rows, "paths": {k: str(v) for k, v in paths.items()}}
@@ -117,5 +158,11 @@ def run_table2(cfg: DictConfig) -> dict:
         f"BLEU={cfg.metrics.bleu}; limit={cfg.limit}",
         "config": OmegaConf.to_container(cfg, resolve=True),
     }
-    return finish_table2(cfg.out_dir, names, meta=meta, bootstrap=cfg.bootstrap, seed=cfg.seed,
-                         wandb_cfg=OmegaConf.to_container(cfg.wandb))
+    return finish_table2(
+        cfg.out_dir,
+        names,
+        meta=meta,
+        bootstrap=cfg.bootstrap,
+        seed=cfg.seed,
+        wandb_cfg=OmegaConf.to_container(cfg.wandb),
+    )

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.records import SourceRecord, normalize_key
-from paraamr.errors import ParserError, TreeError
+from paraamr.errors import ParserError
 from paraamr.metrics.aggregate import source_means
 from paraamr.metrics.lexical import (
     BLEU_VARIANTS,
@@ -34,8 +34,7 @@ from paraamr.metrics.lexical import (
     token_iou,
 )
 from paraamr.metrics.semantic import cosine_pairs
-from paraamr.metrics.ted import VARIANTS, ted_trees
-from paraamr.metrics.trees import parse_bracketed
+from paraamr.metrics.ted import VARIANTS, ted_batch
 from paraamr.parsers.base import Parsed, parse_unique
 
 __all__ = ["MetricConfig", "METRICS", "score_records", "ShardResult", "chunked"]
@@ -76,15 +75,6 @@ def chunked(items: Iterable, size: int) -> Iterator[list]:
             buf = []
     if buf:
         yield buf
-
-
-def _ted_pair(args: tuple[str, str, int, str, str]) -> tuple[float, float]:
-    a, b, depth3, variant, kernel = args
-    ta, tb = parse_bracketed(a), parse_bracketed(b)
-    return (
-        ted_trees(ta, tb, depth=depth3, variant=variant, kernel=kernel),
-        ted_trees(ta, tb, depth=None, variant=variant, kernel=kernel),
-    )
 
 
 @dataclass
@@ -150,14 +140,10 @@ class _Scorer:
             return
         sims = cosine_pairs(
             [(records[i].text, records[i].paraphrases[j].text) for i, _, j, _, _ in cand],
-            self.encoder, self.cfg.similarity_batch_size,
+            self.encoder,
+            self.cfg.similarity_batch_size,
         )
-        ted_args = [(s.tree, p.tree, self.cfg.ted3_depth, self.cfg.ted_variant,
-                     self.cfg.ted_kernel) for _, _, _, s, p in cand]
-        if self._pool is not None:
-            teds = list(self._pool.map(_ted_pair, ted_args, chunksize=256))
-        else:
-            teds = [self._safe_ted(a) for a in ted_args]
+        teds = self._teds([(s.tree, p.tree) for _, _, _, s, p in cand])
         by_source: dict[int, list[dict]] = {}
         for (i, sid, j, src, para), sim, ted in zip(cand, sims, teds, strict=True):
             r = records[i]
@@ -168,23 +154,39 @@ class _Scorer:
             if not math.isfinite(sim):
                 self.skips.skip(f"paraphrase {j}: non-finite similarity", r.path, r.line)
                 continue
-            row = {"source_id": sid, "source": r.text, "paraphrase": r.paraphrases[j].text,
-                   "similarity": sim, "one_minus_bleu": self._one_minus_bleu(src, para, r, j),
-                   "one_minus_iou": 1.0 - token_iou(src.tokens, para.tokens),
-                   "ted3": ted[0], "tedf": ted[1]}
+            row = {
+                "source_id": sid,
+                "source": r.text,
+                "paraphrase": r.paraphrases[j].text,
+                "similarity": sim,
+                "one_minus_bleu": self._one_minus_bleu(src, para, r, j),
+                "one_minus_iou": 1.0 - token_iou(src.tokens, para.tokens),
+                "ted3": ted[0],
+                "tedf": ted[1],
+            }
             by_source.setdefault(i, []).append(row)
         for i, rows in by_source.items():
             r = records[i]
             means = source_means(rows, METRICS)
-            srow = {"source_id": rows[0]["source_id"], "source": r.text, "n_pairs": len(rows),
-                    **means}
+            srow = {
+                "source_id": rows[0]["source_id"],
+                "source": r.text,
+                "n_pairs": len(rows),
+                **means,
+            }
             yield srow, rows
 
-    def _safe_ted(self, args):
-        try:
-            return _ted_pair(args)
-        except TreeError as e:
-            return str(e)
+    def _teds(self, pairs: list[tuple[str, str]]) -> list:
+        c = self.cfg
+        if self._pool is None:
+            return ted_batch(pairs, c.ted3_depth, c.ted_variant, c.ted_kernel)
+        size = max(64, -(-len(pairs) // (4 * c.workers)))
+        parts = [pairs[i : i + size] for i in range(0, len(pairs), size)]
+        futures = [
+            self._pool.submit(ted_batch, p, c.ted3_depth, c.ted_variant, c.ted_kernel)
+            for p in parts
+        ]
+        return [x for f in futures for x in f.result()]
 
     def _one_minus_bleu(self, src: Parsed, para: Parsed, r: SourceRecord, j: int):
         if self.cfg.bleu == "nltk-sentence":

@@ -12,8 +12,16 @@ from importlib import metadata
 
 __all__ = ["metric_signature", "package_versions"]
 
-_PACKAGES = ("torch", "transformers", "sentence-transformers", "spacy", "stanza", "sacrebleu",
-             "edist", "zss")
+_PACKAGES = (
+    "torch",
+    "transformers",
+    "sentence-transformers",
+    "spacy",
+    "stanza",
+    "sacrebleu",
+    "edist",
+    "zss",
+)
 
 
 def _version(pkg: str) -> str:
@@ -44,8 +52,7 @@ def metric_signature(
         f"data:{data}",
         "agg:src-mean,drop-identical:ci",
         f"sim:cos({similarity})",
-        f"bleu:{bleu},w:uniform4,tok:parser" if bleu == "nltk-sentence" else
-        f"bleu:{bleu},tok:13a",
+        f"bleu:{bleu},w:uniform4,tok:parser" if bleu == "nltk-sentence" else f"bleu:{bleu},tok:13a",
         "iou:token-set,tok:parser,case:as-written",
         f"ted:{ted_variant},d3:{ted3_depth},unit-cost,words:no,pos:yes,kernel:{ted_kernel}",
         f"parser:{parser_sig}",

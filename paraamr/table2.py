@@ -39,20 +39,40 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 PAPER_TABLE2 = {
-    "ParaNMT": {"similarity": 84.28, "one_minus_bleu": 70.71, "one_minus_iou": 45.78,
-                "ted3": 3.28, "tedf": 13.94},
-    "ParaBank1": {"similarity": 81.77, "one_minus_bleu": 78.19, "one_minus_iou": 52.59,
-                  "ted3": 3.59, "tedf": 14.53},
-    "ParaBank2": {"similarity": 82.50, "one_minus_bleu": 88.82, "one_minus_iou": 59.61,
-                  "ted3": 4.04, "tedf": 17.41},
-    "ParaAMR": {"similarity": 82.05, "one_minus_bleu": 87.86, "one_minus_iou": 53.10,
-                "ted3": 5.86, "tedf": 22.07},
+    "ParaNMT": {
+        "similarity": 84.28,
+        "one_minus_bleu": 70.71,
+        "one_minus_iou": 45.78,
+        "ted3": 3.28,
+        "tedf": 13.94,
+    },
+    "ParaBank1": {
+        "similarity": 81.77,
+        "one_minus_bleu": 78.19,
+        "one_minus_iou": 52.59,
+        "ted3": 3.59,
+        "tedf": 14.53,
+    },
+    "ParaBank2": {
+        "similarity": 82.50,
+        "one_minus_bleu": 88.82,
+        "one_minus_iou": 59.61,
+        "ted3": 4.04,
+        "tedf": 17.41,
+    },
+    "ParaAMR": {
+        "similarity": 82.05,
+        "one_minus_bleu": 87.86,
+        "one_minus_iou": 53.10,
+        "ted3": 5.86,
+        "tedf": 22.07,
+    },
 }
 
 DATA_HINT = (
     "Point data_dir= (or PARAAMR_DATA) at a folder holding paraphrase/parabank-eval/ "
     "(ref.tsv, candidates.tsv), run `make data` to fetch the public evaluation sets, or score "
-    "your own corpora with `make table2 CORPORA=\"name=FILE[:format] ...\"`."
+    'your own corpora with `make table2 CORPORA="name=FILE[:format] ..."`.'
 )
 
 
@@ -69,7 +89,9 @@ def parse_corpus_specs(spec: str) -> list[CorpusSpec]:
     """Parse ``"name=FILE[:format] ..."``.
 
     >>> parse_corpus_specs("A=a.jsonl B=/x/b.tsv:paranmt")
-    [CorpusSpec(name='A', path='a.jsonl', fmt=None), CorpusSpec(name='B', path='/x/b.tsv', fmt='paranmt')]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [CorpusSpec(name='A', path='a.jsonl', fmt=None),
+     CorpusSpec(name='B', path='/x/b.tsv', fmt='paranmt')]
     """
     out = []
     for item in spec.split():
@@ -109,8 +131,10 @@ def default_corpora(data_dir: Path) -> list[CorpusSpec]:
     d = data_dir / "paraphrase" / "parabank-eval"
     if not (d / "candidates.tsv").is_file():
         raise DataNotFoundError(f"{d}/candidates.tsv not found. {DATA_HINT}")
-    return [CorpusSpec("ParaNMT", str(d), "parabank-eval-paranmt"),
-            CorpusSpec("ParaBank1", str(d), "parabank-eval-parabank1")]
+    return [
+        CorpusSpec("ParaNMT", str(d), "parabank-eval-paranmt"),
+        CorpusSpec("ParaBank1", str(d), "parabank-eval-parabank1"),
+    ]
 
 
 def _usable(records: Iterable[SourceRecord]) -> Iterator[SourceRecord]:

@@ -12,8 +12,17 @@ from paraamr.table2 import PAPER_TABLE2
 
 __all__ = ["write_table2", "render_table2_markdown", "TABLE2_COLUMNS", "run_kind"]
 
-TABLE2_COLUMNS = ("dataset", "n_sources", "n_pairs", "similarity", "one_minus_bleu",
-                  "one_minus_iou", "ted3", "tedf", "signature")
+TABLE2_COLUMNS = (
+    "dataset",
+    "n_sources",
+    "n_pairs",
+    "similarity",
+    "one_minus_bleu",
+    "one_minus_iou",
+    "ted3",
+    "tedf",
+    "signature",
+)
 _HEAD = ("similarity", "1−BLEU", "1−∩/∪", "TED-3", "TED-F")
 _KEYS = ("similarity", "one_minus_bleu", "one_minus_iou", "ted3", "tedf")
 
@@ -49,8 +58,9 @@ def render_table2_markdown(rows: Sequence[dict], meta: dict) -> str:
     ]
     for r in rows:
         vals = " | ".join(_fmt(r.get(k)) for k in _KEYS)
-        lines.append(f"| {r['dataset']} | ours ({kind}) | {r['n_sources']} | {r['n_pairs']} | "
-                     f"{vals} |")
+        lines.append(
+            f"| {r['dataset']} | ours ({kind}) | {r['n_sources']} | {r['n_pairs']} | {vals} |"
+        )
     for name, paper in PAPER_TABLE2.items():
         vals = " | ".join(_fmt(paper[k]) for k in _KEYS)
         lines.append(f"| {name} | paper (Huang et al. 2023, Table 2) | 193,869 | – | {vals} |")
@@ -61,11 +71,16 @@ def render_table2_markdown(rows: Sequence[dict], meta: dict) -> str:
         if ci:
             lines.append(f"  - 95% bootstrap CI: {ci}")
         if r.get("skipped") or r.get("dropped_identical"):
-            lines.append(f"  - dropped identical paraphrases: {r.get('dropped_identical', 0)}; "
-                         f"skipped: {r.get('skipped') or 'none'}")
+            lines.append(
+                f"  - dropped identical paraphrases: {r.get('dropped_identical', 0)}; "
+                f"skipped: {r.get('skipped') or 'none'}"
+            )
     if kind != "reproduction":
-        lines += ["", "Our numbers use other models/parsers/data than the paper (see signatures): "
-                  "compare corpora with each other, not with the paper's absolute values."]
+        lines += [
+            "",
+            "Our numbers use other models/parsers/data than the paper (see signatures): "
+            "compare corpora with each other, not with the paper's absolute values.",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -79,13 +94,19 @@ def write_table2(rows: Sequence[dict], out_dir: str | os.PathLike, meta: dict) -
         w = csv.writer(fh)
         w.writerow(("source", *TABLE2_COLUMNS))
         for r in rows:
-            w.writerow((f"ours ({meta.get('run_kind', 'offline analogue')})",
-                        *(r.get(k) for k in TABLE2_COLUMNS)))
+            w.writerow(
+                (
+                    f"ours ({meta.get('run_kind', 'offline analogue')})",
+                    *(r.get(k) for k in TABLE2_COLUMNS),
+                )
+            )
         for name, paper in PAPER_TABLE2.items():
             w.writerow(("paper", name, 193869, None, *(paper[k] for k in _KEYS), "paper"))
-    payload = {"rows": [{k: r.get(k) for k in TABLE2_COLUMNS} | _extras(r) for r in rows],
-               "paper": [{"dataset": k, **v} for k, v in PAPER_TABLE2.items()],
-               "meta": meta}
+    payload = {
+        "rows": [{k: r.get(k) for k in TABLE2_COLUMNS} | _extras(r) for r in rows],
+        "paper": [{"dataset": k, **v} for k, v in PAPER_TABLE2.items()],
+        "meta": meta,
+    }
     paths["json"].write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
     return paths
 

@@ -40,8 +40,15 @@ def wandb_run(
     import wandb
 
     os.makedirs(directory, exist_ok=True)
-    run = wandb.init(project=project, group=group, name=name, config=dict(config),
-                     dir=directory, mode=wandb_mode(mode), reinit="create_new")
+    run = wandb.init(
+        project=project,
+        group=group,
+        name=name,
+        config=dict(config),
+        dir=directory,
+        mode=wandb_mode(mode),
+        reinit="create_new",
+    )
     try:
         yield run
     finally:

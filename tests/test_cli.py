@@ -8,15 +8,24 @@ from paraamr.cli import main
 
 
 def test_ted_command(capsys):
-    main(["ted", "(ROOT (S (NP (PRP I)) (VP (VBP know))))", "(ROOT (S (VP (VB go)) (. .)))",
-          "--depth", "3"])
+    main(
+        [
+            "ted",
+            "(ROOT (S (NP (PRP I)) (VP (VBP know))))",
+            "(ROOT (S (VP (VB go)) (. .)))",
+            "--depth",
+            "3",
+        ]
+    )
     assert capsys.readouterr().out.strip() == "2"
 
 
 def test_metric_on_tree_pairs(tmp_path, capsys):
     f = tmp_path / "trees.tsv"
-    f.write_text("(ROOT (S (NP (PRP I)) (VP (VBP know))))\t(ROOT (S (VP (VB go)) (. .)))\n"
-                 "(ROOT (NP (NN a)))\t(ROOT (NP (NN b)))\n")
+    f.write_text(
+        "(ROOT (S (NP (PRP I)) (VP (VBP know))))\t(ROOT (S (VP (VB go)) (. .)))\n"
+        "(ROOT (NP (NN a)))\t(ROOT (NP (NN b)))\n"
+    )
     main(["metric", "tedf", str(f), "--trees"])
     out = capsys.readouterr()
     assert out.out.split() == ["4", "0"] and "mean\t2.0" in out.err
@@ -31,15 +40,26 @@ def test_metric_bad_line_names_file_and_line(tmp_path):
 
 def test_score_command_gold(tmp_path, capsys):
     f = tmp_path / "g.jsonl"
-    f.write_text(json.dumps({"text": "I know .", "text_parse": "(ROOT (S (NP (PRP I)) (VP (VBP know)) (. .)))",
-                             "paraphrases": [{"para_text": "Go .", "para_parse": "(ROOT (S (VP (VB Go)) (. .)))"}]}) + "\n")
+    f.write_text(
+        json.dumps(
+            {
+                "text": "I know .",
+                "text_parse": "(ROOT (S (NP (PRP I)) (VP (VBP know)) (. .)))",
+                "paraphrases": [
+                    {"para_text": "Go .", "para_parse": "(ROOT (S (VP (VB Go)) (. .)))"}
+                ],
+            }
+        )
+        + "\n"
+    )
     main(["score", str(f), "--parser", "gold", "--out", str(tmp_path / "o")])
     out = capsys.readouterr().out
-    row = json.loads(out[out.index("{\n"):])
+    row = json.loads(out[out.index("{\n") :])
     assert row["n_pairs"] == 1 and row["tedf"] == 3 and "parser:gold" in row["signature"]
 
 
 def test_console_script_is_installed():
-    r = subprocess.run([sys.executable, "-m", "paraamr.cli", "--help"], capture_output=True,
-                       text=True, check=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "paraamr.cli", "--help"], capture_output=True, text=True, check=True
+    )
     assert "ted" in r.stdout and "score" in r.stdout

@@ -36,8 +36,14 @@ def test_bleu_default_equals_nltk_sentence_bleu(real_pairs):
 
 @pytest.mark.parametrize(
     ("hyp", "ref"),
-    [("a", "a"), ("a b", "a b c d e"), ("x y z", "a b c"), ("a b c d", "a b c d"),
-     ("the the the the", "the cat"), ("a b c d e f", "a b x d e f")],
+    [
+        ("a", "a"),
+        ("a b", "a b c d e"),
+        ("x y z", "a b c"),
+        ("a b c d", "a b c d"),
+        ("the the the the", "the cat"),
+        ("a b c d e f", "a b x d e f"),
+    ],
 )
 def test_bleu_edge_cases_equal_nltk(hyp, ref):
     from nltk.translate.bleu_score import sentence_bleu
@@ -53,7 +59,8 @@ def test_sacrebleu_variants_equal_sacrebleu(real_pairs):
 
     for src, para in real_pairs[:100]:
         assert bleu_sacrebleu_sentence(para, src) == pytest.approx(
-            sacrebleu.sentence_bleu(para, [src]).score / 100)
+            sacrebleu.sentence_bleu(para, [src]).score / 100
+        )
     cb = CorpusBleu()
     for src, para in real_pairs:
         cb.add(para, src)

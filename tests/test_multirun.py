@@ -15,19 +15,55 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_sharded_multirun_merges_to_unsharded(tmp_path, data_dir):
     env = {**os.environ, "WANDB_MODE": "offline", "PARAAMR_DATA": str(data_dir)}
     common = ["limit=16", "progress=false", "wandb.enabled=false"]
-    subprocess.run([sys.executable, "experiments/table2.py", "-m", "hydra/launcher=local",
-                    "num_shards=2", "shard=0,1", "merge=false", f"out_dir={tmp_path}/many",
-                    *common], cwd=ROOT, env=env, check=True)
-    subprocess.run([sys.executable, "analysis/make_table2.py", "--out", f"{tmp_path}/many",
-                    "--names", "ParaNMT", "ParaBank1", "--no-wandb"], cwd=ROOT, env=env,
-                   check=True)
-    subprocess.run([sys.executable, "experiments/table2.py", f"out_dir={tmp_path}/one", *common],
-                   cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "experiments/table2.py",
+            "-m",
+            "hydra/launcher=local",
+            "num_shards=2",
+            "shard=0,1",
+            "merge=false",
+            f"out_dir={tmp_path}/many",
+            *common,
+        ],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "analysis/make_table2.py",
+            "--out",
+            f"{tmp_path}/many",
+            "--names",
+            "ParaNMT",
+            "ParaBank1",
+            "--no-wandb",
+        ],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    subprocess.run(
+        [sys.executable, "experiments/table2.py", f"out_dir={tmp_path}/one", *common],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
     many = json.loads((tmp_path / "many" / "table2.json").read_text())["rows"]
     one = json.loads((tmp_path / "one" / "table2.json").read_text())["rows"]
     for a, b in zip(one, many, strict=True):
-        for k in ("n_sources", "n_pairs", "similarity", "one_minus_bleu", "one_minus_iou",
-                  "ted3", "tedf"):
+        for k in (
+            "n_sources",
+            "n_pairs",
+            "similarity",
+            "one_minus_bleu",
+            "one_minus_iou",
+            "ted3",
+            "tedf",
+        ):
             assert a[k] == pytest.approx(b[k], abs=2e-3), (a["dataset"], k)
 
 

@@ -24,8 +24,11 @@ def write(tmp_path, name, content, mode="w"):
 
 
 def test_paraamr_jsonl_roundtrip(tmp_path):
-    rec = {"text": "He left.", "id": 7,
-           "paraphrases": [{"para_text": "He went away.", "perplexity": 27.1, "focus": "l"}]}
+    rec = {
+        "text": "He left.",
+        "id": 7,
+        "paraphrases": [{"para_text": "He went away.", "perplexity": 27.1, "focus": "l"}],
+    }
     p = write(tmp_path, "c.jsonl", json.dumps(rec) + "\n\n")
     [r] = list(read_corpus(p))
     assert r.text == "He left." and r.paraphrases[0].perplexity == 27.1

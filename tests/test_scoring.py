@@ -3,6 +3,7 @@ a mean, identical paraphrases are dropped, shards merge to the unsharded result.
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -37,29 +38,42 @@ def gold_corpus(ptb_trees, tmp_path_factory):
     with open(path, "w") as fh:
         for k in range(0, 90, 3):
             s, p1, p2 = trees[k], trees[k + 1], trees[k + 2]
-            rec = {"text": " ".join(leaves(s)), "text_parse": to_bracketed(s),
-                   "paraphrases": [
-                       {"para_text": " ".join(leaves(p1)), "para_parse": to_bracketed(p1)},
-                       {"para_text": " ".join(leaves(p2)), "para_parse": to_bracketed(p2)},
-                       {"para_text": " ".join(leaves(s)).upper(), "para_parse": to_bracketed(s)},
-                   ]}
+            rec = {
+                "text": " ".join(leaves(s)),
+                "text_parse": to_bracketed(s),
+                "paraphrases": [
+                    {"para_text": " ".join(leaves(p1)), "para_parse": to_bracketed(p1)},
+                    {"para_text": " ".join(leaves(p2)), "para_parse": to_bracketed(p2)},
+                    {"para_text": " ".join(leaves(s)).upper(), "para_parse": to_bracketed(s)},
+                ],
+            }
             fh.write(json.dumps(rec) + "\n")
     return path
 
 
-def _score(path, out, cfg=MetricConfig(), shard=0, n=1, on_error="raise"):
+def _score(path, out, cfg=None, shard=0, n=1, on_error="raise"):
+    cfg = cfg or MetricConfig()
     skips = SkipLog(on_error)
     recs = shard_of(read_corpus(path, skips=skips), shard, n)
-    return score_records(recs, parser=GoldParser(), encoder=FakeEncoder(), cfg=cfg,
-                         out_dir=shard_dir(out, "gold", shard, n), signature="test",
-                         skips=skips)
+    return score_records(
+        recs,
+        parser=GoldParser(),
+        encoder=FakeEncoder(),
+        cfg=cfg,
+        out_dir=shard_dir(out, "gold", shard, n),
+        signature="test",
+        skips=skips,
+    )
 
 
 def test_pair_values_equal_metric_functions(gold_corpus, tmp_path):
     res = _score(gold_corpus, tmp_path)
     assert res.n_sources == 30 and res.n_pairs == 60 and res.dropped_identical == 30
     recs = {r.text: r for r in read_corpus(gold_corpus)}
-    rows = [json.loads(x) for x in open(shard_dir(tmp_path, "gold", 0, 1) / "pairs.jsonl")]
+    rows = [
+        json.loads(x)
+        for x in Path(shard_dir(tmp_path, "gold", 0, 1) / "pairs.jsonl").read_text().splitlines()
+    ]
     for row in rows:
         r = recs[row["source"]]
         p = next(p for p in r.paraphrases if p.text == row["paraphrase"])
@@ -69,9 +83,13 @@ def test_pair_values_equal_metric_functions(gold_corpus, tmp_path):
         assert row["tedf"] == tree_edit_distance(r.parse, p.parse, kernel="zss")
         assert row["ted3"] == tree_edit_distance(r.parse, p.parse, depth=3, kernel="zss")
     merged = merge_shards(tmp_path, "gold")
-    src_rows = [json.loads(x) for x in open(shard_dir(tmp_path, "gold", 0, 1) / "sources.jsonl")]
-    expect = np.mean([np.mean([x["tedf"] for x in rows if x["source_id"] == s["source_id"]])
-                      for s in src_rows])
+    src_rows = [
+        json.loads(x)
+        for x in Path(shard_dir(tmp_path, "gold", 0, 1) / "sources.jsonl").read_text().splitlines()
+    ]
+    expect = np.mean(
+        [np.mean([x["tedf"] for x in rows if x["source_id"] == s["source_id"]]) for s in src_rows]
+    )
     assert merged["tedf"] == pytest.approx(expect, abs=1e-3)
     assert merged["n_sources"] == 30 and merged["n_pairs"] == 60
 
@@ -83,11 +101,21 @@ def test_shards_merge_to_unsharded(gold_corpus, tmp_path):
     for i in range(3):
         _score(gold_corpus, many, shard=i, n=3)
     a, b = merge_shards(one, "gold"), merge_shards(many, "gold")
-    ids = sorted(json.loads(x)["source_id"] for i in range(3)
-                 for x in open(shard_dir(many, "gold", i, 3) / "sources.jsonl"))
+    ids = sorted(
+        json.loads(x)["source_id"]
+        for i in range(3)
+        for x in (shard_dir(many, "gold", i, 3) / "sources.jsonl").read_text().splitlines()
+    )
     assert ids == list(range(30))
-    for k in ("n_sources", "n_pairs", "similarity", "one_minus_bleu", "one_minus_iou", "ted3",
-              "tedf"):
+    for k in (
+        "n_sources",
+        "n_pairs",
+        "similarity",
+        "one_minus_bleu",
+        "one_minus_iou",
+        "ted3",
+        "tedf",
+    ):
         assert a[k] == pytest.approx(b[k], abs=1e-3), k
 
 
@@ -99,10 +127,16 @@ def test_missing_shard_is_an_error(gold_corpus, tmp_path):
 
 def test_bad_gold_tree_raises_or_is_counted(tmp_path):
     path = tmp_path / "bad.jsonl"
-    rows = [{"text": "A b .", "text_parse": "(ROOT (S (NN A) (NN b) (. .)))",
-             "paraphrases": [{"para_text": "B a .", "para_parse": "(ROOT (S (NN B)"},
-                             {"para_text": "a B c .",
-                              "para_parse": "(ROOT (S (DT a) (NN B) (NN c) (. .)))"}]}]
+    rows = [
+        {
+            "text": "A b .",
+            "text_parse": "(ROOT (S (NN A) (NN b) (. .)))",
+            "paraphrases": [
+                {"para_text": "B a .", "para_parse": "(ROOT (S (NN B)"},
+                {"para_text": "a B c .", "para_parse": "(ROOT (S (DT a) (NN B) (NN c) (. .)))"},
+            ],
+        }
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     with pytest.raises(CorpusFormatError, match=r"bad.jsonl:1: paraphrase 0 not parsed"):
         _score(path, tmp_path / "a")

@@ -21,8 +21,9 @@ def cfg(*overrides):
 @pytest.fixture(scope="module")
 def table2_run(tmp_path_factory, data_dir):
     out = tmp_path_factory.mktemp("t2")
-    result = run_table2(cfg(f"out_dir={out}", "limit=12", "progress=false", "bootstrap=50",
-                            f"data_dir={data_dir}"))
+    result = run_table2(
+        cfg(f"out_dir={out}", "limit=12", "progress=false", "bootstrap=50", f"data_dir={data_dir}")
+    )
     return out, result
 
 
@@ -31,8 +32,17 @@ def test_outputs_have_the_documented_schema(table2_run):
     payload = json.loads((out / "table2.json").read_text())
     assert [r["dataset"] for r in payload["rows"]] == ["ParaNMT", "ParaBank1"]
     for r in payload["rows"]:
-        assert set(r) >= {"dataset", "n_sources", "n_pairs", "similarity", "one_minus_bleu",
-                          "one_minus_iou", "ted3", "tedf", "signature"}
+        assert set(r) >= {
+            "dataset",
+            "n_sources",
+            "n_pairs",
+            "similarity",
+            "one_minus_bleu",
+            "one_minus_iou",
+            "ted3",
+            "tedf",
+            "signature",
+        }
         assert r["n_sources"] == 12 and r["n_pairs"] >= 11
         assert 0 < r["similarity"] <= 100 and 0 <= r["one_minus_bleu"] <= 100
         assert 0 <= r["one_minus_iou"] <= 100 and r["tedf"] >= r["ted3"] >= 0
@@ -64,13 +74,26 @@ def test_no_data_gives_a_clear_message(tmp_path):
 
 def test_user_corpora(tmp_path):
     a, b = tmp_path / "a.jsonl", tmp_path / "b.tsv"
-    a.write_text(json.dumps({"text": "The cat sat on the mat.",
-                             "paraphrases": [{"para_text": "On the mat sat the cat."}]}) + "\n"
-                 + json.dumps({"text": "Only in A.", "paraphrases": [{"para_text": "A only."}]})
-                 + "\n")
+    a.write_text(
+        json.dumps(
+            {
+                "text": "The cat sat on the mat.",
+                "paraphrases": [{"para_text": "On the mat sat the cat."}],
+            }
+        )
+        + "\n"
+        + json.dumps({"text": "Only in A.", "paraphrases": [{"para_text": "A only."}]})
+        + "\n"
+    )
     b.write_text("The cat sat on the mat.\tA cat was sitting on the mat.\n")
-    res = run_table2(cfg(f"out_dir={tmp_path}/out", f"corpora='A={a} B={b}:pairs'",
-                         "progress=false", "wandb.enabled=false"))
+    res = run_table2(
+        cfg(
+            f"out_dir={tmp_path}/out",
+            f"corpora='A={a} B={b}:pairs'",
+            "progress=false",
+            "wandb.enabled=false",
+        )
+    )
     assert [r["n_sources"] for r in res["rows"]] == [1, 1]
 
 
@@ -83,9 +106,17 @@ def test_corpus_spec_errors():
         parse_corpus_specs("A=x.tsv A=y.tsv")
 
 
-@pytest.mark.parametrize("group,option", [("parser", "gold"), ("parser", "spacy"),
-                                          ("ted", "aesop"), ("ted", "qcpg"),
-                                          ("ted", "paraamr-script"), ("similarity", "simcse")])
+@pytest.mark.parametrize(
+    "group,option",
+    [
+        ("parser", "gold"),
+        ("parser", "spacy"),
+        ("ted", "aesop"),
+        ("ted", "qcpg"),
+        ("ted", "paraamr-script"),
+        ("similarity", "simcse"),
+    ],
+)
 def test_config_groups_compose(group, option):
     c = cfg(f"{group}={option}")
     assert c[group]

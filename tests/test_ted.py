@@ -52,8 +52,9 @@ LABELS = st.sampled_from(["S", "NP", "VP", "PP", "NN", "DT"])
 def trees(max_leaves=12):
     return st.recursive(
         st.builds(lambda lab: (lab, ()), LABELS),
-        lambda kids: st.builds(lambda lab, cs: (lab, tuple(cs)), LABELS,
-                               st.lists(kids, min_size=1, max_size=4)),
+        lambda kids: st.builds(
+            lambda lab, cs: (lab, tuple(cs)), LABELS, st.lists(kids, min_size=1, max_size=4)
+        ),
         max_leaves=max_leaves,
     )
 

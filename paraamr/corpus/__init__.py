@@ -6,6 +6,17 @@ from paraamr.corpus.records import Pair, Paraphrase, SourceRecord, normalize_key
 from paraamr.corpus.subset import common_keys, filter_common, key_of, source_keys
 
 __all__ = [
-    "FORMATS", "Pair", "Paraphrase", "SkipLog", "SourceRecord", "common_keys", "filter_common",
-    "guess_format", "key_of", "normalize_key", "read_corpus", "source_keys", "write_corpus",
+    "FORMATS",
+    "Pair",
+    "Paraphrase",
+    "SkipLog",
+    "SourceRecord",
+    "common_keys",
+    "filter_common",
+    "guess_format",
+    "key_of",
+    "normalize_key",
+    "read_corpus",
+    "source_keys",
+    "write_corpus",
 ]

@@ -2,7 +2,7 @@
 
 >>> log = SkipLog("skip")
 >>> log.skip("empty sentence", "corpus.jsonl", 3)
->>> log.counts
+>>> dict(log.counts)
 {'empty sentence': 1}
 """
 

@@ -4,9 +4,9 @@ Formats (``FORMATS``):
 
 =====================  ===============================================================
 ``paraamr``            JSON lines, the ParaAMR release format (canonical)
-``paranmt``            ParaNMT-50M ``para-nmt-50m.txt``: ``reference<TAB>paraphrase[<TAB>score]``
+``paranmt``            ParaNMT-50M: ``reference<TAB>paraphrase[<TAB>score]``
 ``parabank1``          ParaBank 1 TSV: ``reference<TAB>paraphrase[<TAB>paraphrase...]``
-``parabank2``          ParaBank 2 TSV: ``score<TAB>reference<TAB>paraphrase[<TAB>...]`` (1-5 paraphrases)
+``parabank2``          ParaBank 2 TSV: ``score<TAB>reference<TAB>paraphrase[<TAB>...]``
 ``pairs``              plain ``source<TAB>paraphrase`` TSV
 ``parabank-eval-paranmt``    ParaBank-Eval directory, ``sys_id`` 35 (ParaNMT-50M output)
 ``parabank-eval-parabank1``  ParaBank-Eval directory, every other non-zero ``sys_id``
@@ -111,8 +111,11 @@ def _read_tsv(path: str, skips: SkipLog, fmt: str) -> Iterator[SourceRecord]:
         cols = line.split("\t")
         if fmt == "parabank2":
             if len(cols) < 3:
-                skips.skip(f"expected score, reference and >=1 paraphrase, got {len(cols)} columns",
-                           path, n)
+                skips.skip(
+                    f"expected score, reference and >=1 paraphrase, got {len(cols)} columns",
+                    path,
+                    n,
+                )
                 continue
             try:
                 score = float(cols[0])
@@ -138,14 +141,17 @@ def _read_tsv(path: str, skips: SkipLog, fmt: str) -> Iterator[SourceRecord]:
             src, paras, extra = cols[0], [cols[1]], {}
         else:  # parabank1
             if len(cols) < 2:
-                skips.skip(f"expected reference and >=1 paraphrase, got {len(cols)} columns",
-                           path, n)
+                skips.skip(
+                    f"expected reference and >=1 paraphrase, got {len(cols)} columns", path, n
+                )
                 continue
             src, paras, extra = cols[0], cols[1:], {}
         src_c = _clean(src, "source sentence", skips, path, n)
         if src_c is None:
             continue
-        kept = [Paraphrase(t) for t in (_clean(p, "paraphrase", skips, path, n) for p in paras) if t]
+        kept = [
+            Paraphrase(t) for t in (_clean(p, "paraphrase", skips, path, n) for p in paras) if t
+        ]
         if current is not None and current.text == src_c:
             current.paraphrases.extend(kept)
             continue
@@ -163,7 +169,9 @@ def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[Sour
     ref_path, cand_path = root / "ref.tsv", root / "candidates.tsv"
     for p in (ref_path, cand_path):
         if not p.is_file():
-            raise DataNotFoundError(f"{p} not found: ParaBank-Eval needs ref.tsv and candidates.tsv")
+            raise DataNotFoundError(
+                f"{p} not found: ParaBank-Eval needs ref.tsv and candidates.tsv"
+            )
     refs: dict[str, tuple[str, int]] = {}
     with open(ref_path, encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
@@ -189,8 +197,11 @@ def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[Sour
                 cands[row["ref_id"]].append(text)
     for ref_id, (text, n) in refs.items():
         yield SourceRecord(
-            text, [Paraphrase(c) for c in cands[ref_id]], extra={"ref_id": ref_id},
-            path=str(ref_path), line=n,
+            text,
+            [Paraphrase(c) for c in cands[ref_id]],
+            extra={"ref_id": ref_id},
+            path=str(ref_path),
+            line=n,
         )
 
 

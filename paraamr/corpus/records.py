@@ -67,7 +67,9 @@ class SourceRecord:
         for p in obj.get("paraphrases", []):
             if not isinstance(p, dict):
                 raise TypeError(f"paraphrase entries must be objects, got {type(p).__name__}")
-            extra = {k: v for k, v in p.items() if k not in ("para_text", "perplexity", "para_parse")}
+            extra = {
+                k: v for k, v in p.items() if k not in ("para_text", "perplexity", "para_parse")
+            }
             ppl = p.get("perplexity")
             paras.append(
                 Paraphrase(

@@ -41,7 +41,9 @@ def _ngrams(tokens: Sequence[str], n: int) -> Counter:
     return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
 
-def ngram_stats(hyp: Sequence[str], ref: Sequence[str], max_n: int = 4) -> tuple[list[int], list[int]]:
+def ngram_stats(
+    hyp: Sequence[str], ref: Sequence[str], max_n: int = 4
+) -> tuple[list[int], list[int]]:
     """Clipped n-gram matches and hypothesis n-gram counts for orders 1..max_n."""
     matches, totals = [], []
     for n in range(1, max_n + 1):

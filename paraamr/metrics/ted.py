@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from paraamr.errors import TreeError
 from paraamr.metrics.trees import Tree, parse_bracketed, prune, size, strip_words
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "VARIANTS",
     "tree_edit_distance",
     "ted_trees",
+    "ted_batch",
     "prepare",
     "zss_distance",
     "edist_distance",
@@ -141,19 +143,22 @@ def zss_distance(a: Tree, b: Tree) -> int:
 
 
 def to_edist(t: Tree) -> tuple[list[str], list[list[int]]]:
-    """Pre-order node list and child adjacency lists, edist's tree encoding."""
+    """Pre-order node list and child adjacency lists, edist's tree encoding.
+
+    >>> to_edist(("S", (("NP", ()), ("VP", ()))))
+    (['S', 'NP', 'VP'], [[1, 2], [], []])
+    """
     nodes: list[str] = []
     adj: list[list[int]] = []
-
-    def walk(node: Tree) -> int:
+    stack: list[tuple[Tree, int]] = [(t, -1)]
+    while stack:
+        node, parent = stack.pop()
         idx = len(nodes)
         nodes.append(node[0])
         adj.append([])
-        for c in node[1]:
-            adj[idx].append(walk(c))
-        return idx
-
-    walk(t)
+        if parent >= 0:
+            adj[parent].append(idx)
+        stack.extend((c, idx) for c in reversed(node[1]))
     return nodes, adj
 
 
@@ -167,6 +172,54 @@ def edist_distance(a: Tree, b: Tree) -> int:
 
 
 KERNELS = {"edist": edist_distance, "zss": zss_distance}
+_CONVERT = {"edist": to_edist, "zss": to_zss}
+
+
+def _native_distance(kernel: str, a, b) -> int:
+    if kernel == "edist":
+        from edist.ted import standard_ted
+
+        return int(standard_ted(a[0], a[1], b[0], b[1]))
+    import zss
+
+    return int(zss.simple_distance(a, b))
+
+
+def ted_batch(
+    pairs: list[tuple[str, str]],
+    depth3: int = 3,
+    variant: str = "paraamr",
+    kernel: str = "edist",
+) -> list[tuple[float, float] | str]:
+    """(TED-depth3, TED-F) for many pairs of bracket strings; each distinct tree is read, cut and
+    converted once. A pair with an unreadable tree gives the error message instead.
+
+    >>> ted_batch([("(ROOT (S (NP (PRP I)) (VP (VBP know))))", "(ROOT (S (VP (VB go)) (. .)))")])
+    [(2, 4)]
+    """
+    v = VARIANTS[variant]
+    cache: dict[str, tuple] = {}
+
+    def prepared(text: str) -> tuple:
+        if text not in cache:
+            t = parse_bracketed(text)
+            p3, pf = prepare(t, depth3, v), prepare(t, None, v)
+            cache[text] = (_CONVERT[kernel](p3), size(p3), _CONVERT[kernel](pf), size(pf))
+        return cache[text]
+
+    out: list[tuple[float, float] | str] = []
+    for a, b in pairs:
+        try:
+            pa, pb = prepared(a), prepared(b)
+        except TreeError as e:
+            out.append(str(e))
+            continue
+        d3 = _native_distance(kernel, pa[0], pb[0])
+        df = _native_distance(kernel, pa[2], pb[2])
+        if v.normalize == "sum":
+            d3, df = d3 / (pa[1] + pb[1]), df / (pa[3] + pb[3])
+        out.append((d3, df))
+    return out
 
 
 def ted_trees(

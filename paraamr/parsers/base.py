@@ -32,7 +32,7 @@ class ParserBackend(Protocol):
     name: str
 
     def signature(self) -> str:
-        """Which parser and model produced the trees, e.g. ``spacy-projection(en_core_web_sm...)``."""
+        """Which parser and model produced the trees, e.g. ``spacy-projection(...)``."""
         ...
 
     def parse(self, sentences: Sequence[str]) -> list[Parsed | ParserError]:

@@ -38,5 +38,7 @@ class GoldParser:
 
     def parse(self, sentences: Sequence[str]) -> list[Parsed | ParserError]:
         """Sentences cannot be parsed without their stored trees: always a clear failure."""
-        return [ParserError("parser=gold needs text_parse/para_parse fields in the records")
-                for _ in sentences]
+        return [
+            ParserError("parser=gold needs text_parse/para_parse fields in the records")
+            for _ in sentences
+        ]

@@ -5,7 +5,7 @@ Placeholder; rules are documented below once stable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -50,7 +50,8 @@ _NON_CLAUSAL = frozenset({"amod", "compound", "nmod", "nummod", "poss", "det", "
 _NOMINAL_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "dative", "appos"})
 _NOMINAL_DEPS |= {"npadvmod", "poss", "expl"}
 _ADJ_TAGS = frozenset({"JJ", "JJR", "JJS", "AFX", "VBN", "VBG"})
-_CLAUSES = frozenset({"S", "SBAR", "SINV", "SQ", "VP"})
+_BE = frozenset({"be", "is", "are", "was", "were", "been", "being", "am", "'s", "'re", "'m"})
+_CLAUSES = frozenset({"S", "SBAR", "SINV", "SQ", "SBARQ", "VP"})
 _PTB_ESCAPES = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-", "]": "-RSB-"}
 
 Kids = dict  # token index -> list of dependent tokens inside the sentence
@@ -64,7 +65,7 @@ class _Item:
     hi: int
     tree: Tree
     parts: tuple[_Item, ...] = ()  # the child items a rendered phrase was built from
-    role: str = ""  # "parataxis" for a parenthetical clause
+    role: str = ""  # the dependency relation the item realises
 
 
 @dataclass
@@ -89,7 +90,7 @@ def _phrase_label(tok: Token) -> str:
         return "NP"
     if tok.tag_ == "CD" and tok.dep_ in ("nummod", "quantmod"):
         return "QP"
-    if tok.tag_ in ("IN", "TO") and tok.dep_ == "advmod":
+    if tok.dep_ == "advmod" and tok.tag_ not in _NOUN_TAGS:
         return "ADVP"
     if tok.tag_ in _NOUN_TAGS:
         return "NP"
@@ -122,10 +123,11 @@ def _items(dep: Token, kids: Kids, clause: bool) -> list[_Item]:
         return _subtree_leaves(dep, kids)
     if not kids[dep.i] and (dep.dep_ in _LEAF_DEPS or (not clause and dep.dep_ not in _PHRASAL)):
         return [_leaf(dep)]
-    items = _lift_edges(_constituent(dep, kids))
-    if dep.dep_ == "parataxis":
-        items = [_Item(it.lo, it.hi, it.tree, it.parts, "parataxis") for it in items]
-    return items
+    item = _constituent(dep, kids)
+    if dep.dep_ in ("advcl", "ccomp") and item.tree[0] not in _CLAUSES:
+        item = _join("S", [item])  # a verbless clause: "Crude as they were, ..."
+    items = _lift_edges(item)
+    return [it if _is_punct_leaf(it.tree) else replace(it, role=dep.dep_) for it in items]
 
 
 def _is_punct_leaf(tree: Tree) -> bool:
@@ -240,7 +242,7 @@ def _relabel(item: _Item, label: str | None) -> _Item:
     return _join(label, list(item.parts))
 
 
-def _sbar_front(v: Token, deps: list[Token], first: int, kids: Kids) -> list[_Item]:
+def _sbar_front(deps: list[Token], first: int, kids: Kids) -> list[_Item]:
     """Complementizer / wh-phrase items (and anything before them) of a subordinate clause."""
     front = [d for d in deps if d.i < first]
     cut = max((d.i for d in front if d.dep_ == "mark" or _is_wh(d, kids)), default=-1)
@@ -252,42 +254,54 @@ def _sbar_front(v: Token, deps: list[Token], first: int, kids: Kids) -> list[_It
     return out
 
 
+def _subjects(v: Token, deps: list[Token], first: int) -> list[Token]:
+    """Subjects of ``v``; in ``On the list were X`` the post-verbal ``attr`` counts as one."""
+    subj = [d for d in deps if d.dep_ in _SUBJ]
+    if subj or v.dep_ != "ROOT" or v.lower_ not in _BE or not any(d.i < first for d in deps):
+        return subj
+    return [d for d in deps if d.dep_ == "attr" and d.i > v.i][:1]
+
+
 def _clause_levels(
     v: Token, kids: Kids, vp_only: bool, coord: bool
 ) -> tuple[list[_Level], list[Token]]:
-    """Levels SBAR? > S|SINV > VP ... > VP for a verbal head (auxiliaries nest VPs)."""
+    """Levels SBAR? > S|SINV|SQ > VP ... > VP for a verbal head (auxiliaries nest VPs)."""
     deps, puncts = _own_deps(v, kids, coord)
     spine = sorted((d for d in deps if d.dep_ in _AUX and d.i < v.i and not kids[d.i]), key=_idx)
     spine.append(v)
     deps = [d for d in deps if d not in spine]
     first = spine[0].i
-    subj = [d for d in deps if d.dep_ in _SUBJ]
-    inverted = bool(subj) and all(s.i > first for s in subj)
+    subj = _subjects(v, deps, first)
+    subj_i = min((s.i for s in subj), default=first)
+    inverted = bool(subj) and subj_i > first
+    question = v.dep_ == "ROOT" and any(p.text == "?" for p in puncts)
 
-    sbar: list[_Item] = []
-    if v.dep_ != "ROOT" and not vp_only:
-        sbar = _sbar_front(v, deps, first, kids)
-        cut = max((it.hi for it in sbar), default=-1)
+    front: list[_Item] = []
+    if (v.dep_ != "ROOT" or question) and not vp_only:
+        front = _sbar_front(deps, first, kids)
+        cut = max((it.hi for it in front), default=-1)
         deps = [d for d in deps if d.i > cut]
 
     vps = [_Level("VP", [_leaf(s)]) for s in spine]
-    top = _Level("SINV" if inverted else "S")
-    subj_i = min((s.i for s in subj), default=first)
+    label = "SQ" if question and (inverted or front) else "SINV" if inverted else "S"
+    top = _Level(label)
     for d in deps:
         items = _items(d, kids, clause=True)
-        if vp_only and d.i < first:
-            vps[0].items.extend(items)
-        elif d.i < first or (inverted and d.i >= subj_i):
+        k = max(j for j, s in enumerate(spine) if s.i < d.i or j == 0)
+        if d.i < first or d in subj or (inverted and d.i > subj_i and k == 0):
             top.items.extend(items)
             if d in subj and not inverted:
                 puncts = _absorb_comma(d, items[0], top, puncts)
         else:
-            k = max(j for j, s in enumerate(spine) if s.i < d.i or j == 0)
             vps[k].items.extend(items)
+    if label == "SQ" and inverted:  # the fronted auxiliary is a child of SQ
+        top.items.extend(vps.pop(0).items)
+    if vp_only:  # no S level: whatever would go there stays in the outer VP
+        vps[0].items.extend(top.items)
     levels = [] if vp_only else _split_colon(top, puncts, min(subj_i, first))
     levels += vps
-    if sbar or _wants_sbar(v, spine):
-        levels.insert(0, _Level("SBAR", sbar))
+    if front or _wants_sbar(v, spine):
+        levels.insert(0, _Level("SBARQ" if question else "SBAR", front))
     return levels, puncts
 
 
@@ -322,7 +336,10 @@ def _idx(tok: Token) -> int:
 def _wants_sbar(v: Token, spine: list[Token]) -> bool:
     if v.dep_ == "relcl":
         return True
-    return v.dep_ == "ccomp" and v.i > v.head.i and spine[0].tag_ in _FINITE_TAGS
+    if v.dep_ != "ccomp" or v.i < v.head.i or spine[0].tag_ not in _FINITE_TAGS:
+        return False
+    before = v.doc[v.left_edge.i - 1] if v.left_edge.i > 0 else None
+    return before is None or not before.is_punct  # quoted speech is a bare S
 
 
 def _phrase_levels(tok: Token, kids: Kids, coord: bool) -> tuple[list[_Level], list[Token]]:
@@ -365,8 +382,20 @@ def _coordinate(tok: Token, kids: Kids, levels: list[_Level], chain: list[Token]
         at = labels.index("VP") if has_aux else len(labels) - 1
     elif "S" in labels or "SINV" in labels:
         at = labels.index("S" if "S" in labels else "SINV")
+        coord_items += _shared_front(levels[at])
     levels.insert(at, _Level(levels[at].label, coord_items))
     return lifted
+
+
+def _shared_front(s_level: _Level) -> list[_Item]:
+    """Remove and return the items before the subject: in ``PP , S , CC S`` they scope over
+    all the coordinated clauses."""
+    subj = [it.lo for it in s_level.items if it.role in _SUBJ]
+    if not subj:
+        return []
+    front = [it for it in s_level.items if it.hi < min(subj)]
+    s_level.items = [it for it in s_level.items if it not in front]
+    return front
 
 
 def _member(m: Token, kids: Kids, lifted: list[Token]) -> _Item:

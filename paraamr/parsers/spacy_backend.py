@@ -29,8 +29,13 @@ class SpacyParser:
 
     name = "spacy"
 
-    def __init__(self, model: str = DEFAULT_SPACY_MODEL, max_tokens: int = 300,
-                 n_process: int = 1, batch_size: int = 256):
+    def __init__(
+        self,
+        model: str = DEFAULT_SPACY_MODEL,
+        max_tokens: int = 300,
+        n_process: int = 1,
+        batch_size: int = 256,
+    ):
         import spacy
 
         self.model_name, self.max_tokens = model, max_tokens
@@ -40,12 +45,14 @@ class SpacyParser:
 
     def signature(self) -> str:
         meta = self.nlp.meta
-        return (f"spacy-projection({meta.get('lang', 'en')}_{meta.get('name', '?')}-"
-                f"{meta.get('version', '?')},spacy-{self.spacy_version})")
+        return (
+            f"spacy-projection({meta.get('lang', 'en')}_{meta.get('name', '?')}-"
+            f"{meta.get('version', '?')},spacy-{self.spacy_version})"
+        )
 
     def parse(self, sentences: Sequence[str]) -> list[Parsed | ParserError]:
-        from paraamr.parsers.projection import project_sentence
         from paraamr.metrics.trees import to_bracketed
+        from paraamr.parsers.projection import project_sentence
 
         out: list[Parsed | ParserError] = []
         docs = self.nlp.pipe(sentences, batch_size=self.batch_size, n_process=self.n_process)
@@ -54,9 +61,12 @@ class SpacyParser:
             if not tokens:
                 out.append(ParserError(f"empty sentence {text[:60]!r}"))
             elif len(tokens) > self.max_tokens:
-                out.append(ParserError(
-                    f"sentence longer than the parser accepts ({len(tokens)} tokens > "
-                    f"max_tokens={self.max_tokens})"))
+                out.append(
+                    ParserError(
+                        f"sentence longer than the parser accepts ({len(tokens)} tokens > "
+                        f"max_tokens={self.max_tokens})"
+                    )
+                )
             else:
                 try:
                     out.append(Parsed(tokens, to_bracketed(project_sentence(doc[:]))))

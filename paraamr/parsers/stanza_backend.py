@@ -42,8 +42,15 @@ class StanzaParser:
 
     name = "stanza"
 
-    def __init__(self, lang: str = "en", model_dir: str | None = None, use_gpu: bool | None = None,
-                 batch_size: int = 256, max_tokens: int = 300, package: str = "default"):
+    def __init__(
+        self,
+        lang: str = "en",
+        model_dir: str | None = None,
+        use_gpu: bool | None = None,
+        batch_size: int = 256,
+        max_tokens: int = 300,
+        package: str = "default",
+    ):
         import stanza
 
         self.lang, self.max_tokens, self.package = lang, max_tokens, package
@@ -53,9 +60,15 @@ class StanzaParser:
             kwargs["use_gpu"] = use_gpu
         try:
             self.nlp = stanza.Pipeline(
-                lang, processors="tokenize,pos,constituency", tokenize_no_ssplit=True,
-                download_method=None, constituency_batch_size=batch_size,
-                pos_batch_size=batch_size * 20, package=package, logging_level="WARN", **kwargs,
+                lang,
+                processors="tokenize,pos,constituency",
+                tokenize_no_ssplit=True,
+                download_method=None,
+                constituency_batch_size=batch_size,
+                pos_batch_size=batch_size * 20,
+                package=package,
+                logging_level="WARN",
+                **kwargs,
             )
         except (FileNotFoundError, OSError, ValueError) as e:
             raise ParserError(f"{DOWNLOAD_HINT}\n(stanza said: {e})") from e
@@ -78,7 +91,7 @@ class StanzaParser:
             elif len(trees) == 1:
                 out.append(tree_to_parsed(trees[0]))
             else:  # cannot happen with tokenize_no_ssplit; kept safe: join under one ROOT
-                inner = " ".join(str(t)[len("(ROOT "):-1] for t in trees)
+                inner = " ".join(str(t)[len("(ROOT ") : -1] for t in trees)
                 toks = tuple(w for t in trees for w in t.leaf_labels())
                 out.append(Parsed(toks, f"(ROOT {inner})"))
         return out
