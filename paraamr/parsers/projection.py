@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from spacy.tokens import Span, Token
 
 __all__ = ["Tree", "project_sentence"]
@@ -46,10 +48,11 @@ _PHRASAL = frozenset(
 # Right dependents of a noun that stay inside its base NP.
 _NP_BASE_RIGHT = frozenset({"nummod", "compound", "case", "nmod", "det", "poss", "quantmod"})
 _FLATTEN = frozenset({"compound", "nmod"})
-_NON_CLAUSAL = frozenset({"amod", "compound", "nmod", "nummod", "poss", "det", "case"})
+_NON_CLAUSAL = frozenset({"amod", "compound", "nmod", "nummod", "poss", "det", "case", "prep"})
 _NOMINAL_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "dative", "appos"})
 _NOMINAL_DEPS |= {"npadvmod", "poss", "expl"}
 _ADJ_TAGS = frozenset({"JJ", "JJR", "JJS", "AFX", "VBN", "VBG"})
+_CLAUSAL_DEPS = frozenset({"csubj", "csubjpass", "advcl", "ccomp", "xcomp", "parataxis", "conj"})
 _BE = frozenset({"be", "is", "are", "was", "were", "been", "being", "am", "'s", "'re", "'m"})
 _CLAUSES = frozenset({"S", "SBAR", "SINV", "SQ", "SBARQ", "VP"})
 _PTB_ESCAPES = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-", "]": "-RSB-"}
@@ -92,6 +95,8 @@ def _phrase_label(tok: Token) -> str:
         return "QP"
     if tok.dep_ == "advmod" and tok.tag_ not in _NOUN_TAGS:
         return "ADVP"
+    if tok.dep_ in ("prep", "agent"):
+        return "PP"
     if tok.tag_ in _NOUN_TAGS:
         return "NP"
     return _LABEL_BY_TAG.get(tok.tag_, "X")
@@ -124,8 +129,9 @@ def _items(dep: Token, kids: Kids, clause: bool) -> list[_Item]:
     if not kids[dep.i] and (dep.dep_ in _LEAF_DEPS or (not clause and dep.dep_ not in _PHRASAL)):
         return [_leaf(dep)]
     item = _constituent(dep, kids)
-    if dep.dep_ in ("advcl", "ccomp") and item.tree[0] not in _CLAUSES:
-        item = _join("S", [item])  # a verbless clause: "Crude as they were, ..."
+    if dep.dep_ in ("advcl", "ccomp") and item.tree[0] not in _CLAUSES:  # verbless clause
+        marked = any(k.dep_ == "mark" for k in kids[dep.i])
+        item = _join("SBAR" if marked else "S", [item])
     items = _lift_edges(item)
     return [it if _is_punct_leaf(it.tree) else replace(it, role=dep.dep_) for it in items]
 
@@ -226,6 +232,8 @@ def _has_subject(tok: Token, kids: Kids) -> bool:
 
 def _is_wh(dep: Token, kids: Kids) -> str | None:
     """The WH label if ``dep`` is a fronted wh-phrase, else ``None``."""
+    if dep.dep_ in _CLAUSAL_DEPS:
+        return None
     if dep.tag_ in _WH_TAGS or dep.left_edge.tag_ in _WH_TAGS:
         return "WHADVP" if dep.tag_ == "WRB" else "WHNP"
     if dep.dep_ == "prep" and any(k.left_edge.tag_ in _WH_TAGS for k in kids[dep.i]):
@@ -338,8 +346,9 @@ def _wants_sbar(v: Token, spine: list[Token]) -> bool:
         return True
     if v.dep_ != "ccomp" or v.i < v.head.i or spine[0].tag_ not in _FINITE_TAGS:
         return False
-    before = v.doc[v.left_edge.i - 1] if v.left_edge.i > 0 else None
-    return before is None or not before.is_punct  # quoted speech is a bare S
+    edge = v.left_edge
+    before = v.doc[edge.i - 1] if edge.i > 0 else edge
+    return not (edge.is_punct or before.is_punct)  # quoted speech is a bare S
 
 
 def _phrase_levels(tok: Token, kids: Kids, coord: bool) -> tuple[list[_Level], list[Token]]:
@@ -417,22 +426,55 @@ def _constituent(tok: Token, kids: Kids) -> _Item:
     return _render(levels)
 
 
+def _attachment(tok: Token, start: int, end: int) -> Token | None:
+    """The head ``tok`` hangs from in the projection, ``None`` for a root of the span.
+
+    Whitespace tokens and auxiliaries are skipped: their dependents go to their own head.
+    """
+    head = tok.head
+    for _ in range(end - start):
+        if head.i == tok.i or not start <= head.i < end:
+            return None
+        if not (head.is_space or head.dep_ in _AUX) or head.head.i == head.i:
+            return None if head.is_space else head
+        head = head.head
+    return None
+
+
 def _dependents(sent: Span) -> tuple[Kids, list[Token]]:
-    """Children lists inside the span (whitespace tokens skipped) and the span's roots."""
-    start, end = sent.start, sent.end
+    """Children lists inside the span (see :func:`_attachment`) and the span's roots.
+
+    With a single root, punctuation closing the sentence (and an opening quote) hangs from it.
+    """
     kids: Kids = {t.i: [] for t in sent}
     roots: list[Token] = []
+    heads: dict[int, Token | None] = {}
     for tok in sent:
-        if tok.is_space:
-            continue
-        head = tok.head
-        while head.is_space and head.head.i != head.i:
-            head = head.head
-        if head.i == tok.i or head.is_space or not start <= head.i < end:
-            roots.append(tok)
-        else:
+        if not tok.is_space:
+            heads[tok.i] = _attachment(tok, sent.start, sent.end)
+            if heads[tok.i] is None:
+                roots.append(tok)
+    if len(roots) == 1:
+        words = [t for t in sent if not t.is_space]
+        edges = [w for w in _edge_run(reversed(words)) if w.tag_ in _PUNCT_TAGS - {","}]
+        edges += [w for w in _edge_run(words) if w.tag_ == "``"]
+        for w in edges:
+            if w is not roots[0] and not any(heads[t.i] == w for t in words):
+                heads[w.i] = roots[0]
+    for tok in sent:
+        head = heads.get(tok.i)
+        if head is not None:
             kids[head.i].append(tok)
     return kids, roots
+
+
+def _edge_run(words: Iterable[Token]) -> list[Token]:
+    out = []
+    for w in words:
+        if not w.is_punct:
+            break
+        out.append(w)
+    return out
 
 
 def project_sentence(sent: Span) -> Tree:
