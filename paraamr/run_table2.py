@@ -56,7 +56,7 @@ def score_table2(cfg: DictConfig) -> list[str]:
         workers=cfg.metrics.workers,
         on_error=cfg.on_error,
     )
-    keys = common_subset(specs, cfg.on_error)
+    keys = common_subset(specs, cfg.on_error, cfg.progress)
     if len(keys) == 0:
         raise RuntimeError("the corpora have no source sentence in common: nothing to compare")
     parser = instantiate(cfg.parser)

@@ -145,11 +145,15 @@ def _usable(records: Iterable[SourceRecord]) -> Iterator[SourceRecord]:
             yield r
 
 
-def common_subset(specs: list[CorpusSpec], on_error: str = "raise"):
+def common_subset(specs: list[CorpusSpec], on_error: str = "raise", progress: bool = True):
     """Sorted keys of the sources present (with a usable paraphrase) in every corpus."""
+    from tqdm.auto import tqdm
+
     sets = []
     for spec in specs:
-        keys = source_keys(_usable(read_corpus(spec.path, spec.fmt, SkipLog(on_error))))
+        records = read_corpus(spec.path, spec.fmt, SkipLog(on_error))
+        bar = tqdm(records, desc=f"sources {spec.name}", unit="src", disable=not progress)
+        keys = source_keys(_usable(bar))
         log.info("%s: %d distinct sources", spec.name, len(keys))
         sets.append(keys)
     common = common_keys(sets)

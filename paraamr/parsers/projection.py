@@ -1,6 +1,81 @@
 """Project a spaCy dependency parse onto a Penn-Treebank-like phrase-structure tree.
 
-Placeholder; rules are documented below once stable.
+Every token projects a short stack of phrase nodes ("levels", e.g. ``S > VP > VP`` for ``will
+join``) and each dependent is placed, as a whole phrase, in one level of its head. Preterminals
+are spaCy's fine-grained tags (``token.tag_``), leaves the words (brackets escaped as
+``-LRB-``...). The trees are made for tree edit distance: on the WSJ sample of the Penn Treebank,
+TED on projected trees ranks sentence pairs like TED on gold trees
+(:mod:`paraamr.parsers.agreement`). They are not gold-standard constituency parses.
+
+Attachment
+    Whitespace tokens are dropped; dependents of an auxiliary (or of a whitespace token) hang
+    from its head; a token whose head is outside the span is a root. With one root, the run of
+    punctuation ending the sentence (not commas) and an opening ````` hang from the root. One
+    root gives ``ROOT(top)``, several give ``ROOT(S(top ...))``.
+
+Clauses
+    A head is clausal if tagged ``VB*``/``MD`` (unless it is ``amod``, ``compound``, ``nmod``,
+    ``nummod``, ``poss``, ``det``, ``case`` or ``prep``) or if it has a subject and an auxiliary.
+
+    - Each auxiliary before the verb (``aux``/``auxpass``, infinitival ``to`` included) opens a
+      VP: ``will have gone`` is ``VP(MD VP(VB VP(VBN ...)))``. A dependent between two verb forms
+      goes in the VP of the first; dependents after the main verb go in the innermost VP.
+    - ``S`` holds what precedes the first verb form (subject NP, fronted PP/ADVP/SBAR/S, an
+      initial ``CC``), the outer VP and the clause's outer punctuation (``S(NP VP .)``).
+    - A subject after the first verb form gives ``SINV`` (``..., said Mr. X``), ``SQ`` in a
+      question ending in ``?`` (the fronted auxiliary is then a child of SQ). A root ``be`` with
+      fronted material and no subject takes its post-verbal ``attr`` as subject (``SINV``).
+    - ``SBAR`` wraps a non-root clause whose ``mark`` or fronted wh-phrase (and whatever precedes
+      them) sits before the verb: ``SBAR(IN S)``, ``SBAR(WHNP|WHADVP|WHPP S)``; a relative clause
+      (``relcl``) is always an SBAR, and so is a ``ccomp`` right of its head whose first verb form
+      is finite, unless it starts or follows punctuation (quoted speech stays ``S``). A root
+      question with a wh-phrase is ``SBARQ(WH.. SQ)``.
+    - VP only (no S): an ``acl`` tagged ``VBG``/``VBN`` without subject (``NP(NP VP)``) and a
+      conjunct without its own subject. Other clauses (``xcomp``, ``pcomp``, unmarked ``advcl``,
+      ``parataxis``, ``csubj``, infinitival ``acl``...) are ``S``, ``S(VP ...)`` without subject.
+    - A non-verbal ``advcl``/``ccomp`` is wrapped: ``S(ADJP ...)``, ``SBAR`` if it has a mark.
+    - A colon, semicolon or dash between a fronted clause and the subject splits the clause:
+      ``S(S : S(NP VP))``. A subject containing a comma takes the comma that follows it
+      (``NP(NP , NP ,)``).
+
+Phrases
+    Labels come from the relation first, then the tag: a ``nsubj``, ``nsubjpass``, ``dobj``,
+    ``pobj``, ``attr``, ``dative``, ``appos``, ``npadvmod``, ``poss``, ``expl`` is NP (unless
+    tagged as an adverb or preposition); a ``CD`` ``nummod``/``quantmod`` is QP; ``advmod`` is
+    ADVP; ``prep``/``agent`` is PP; then nouns, pronouns, determiners, numbers, symbols: NP;
+    ``JJ*``/``VBN``/``VBG``: ADJP; ``RB*``/``WRB``: ADVP; ``IN``/``TO``: PP; ``RP``: PRT; ``UH``:
+    INTJ; ``LS``: LST; anything else: X.
+
+    - NP: left dependents and right ``nummod``, ``compound``, ``case``, ``nmod``, ``det``,
+      ``poss``, ``quantmod`` stay in the base NP; other right dependents (``prep``, ``relcl``,
+      ``acl``, ``appos``...) give ``NP(NP(base) PP SBAR ...)``.
+    - ``compound`` and ``nmod`` dependents of a phrase are flattened to their words.
+    - A one-word dependent is a bare POS node if it is ``punct``, ``cc``, ``preconj``, ``neg``,
+      ``aux``, ``mark``, ``case``, ``det`` or ``predet``, and inside a non-clausal phrase unless its
+      relation is a core one (``prep``, objects, subjects, ``attr``, ``appos``, ``relcl``, ``acl``,
+      clausal complements, ``acomp``, ``oprd``, ``agent``, ``intj``, ``expl``). Every other
+      dependent is a phrase: ``(ADVP (RB also))`` in a VP, but ``(ADJP (RB very) (JJ big))``.
+
+Coordination
+    Chains ``A conj B conj C`` are flattened (conjuncts are siblings); ``cc`` after the first
+    conjunct and ``preconj`` sit at the coordination level, a ``cc`` before its head (``But``
+    opening a sentence) is an ordinary dependent.
+
+    - If no non-first conjunct has dependents, the conjuncts are flat in the first one's
+      innermost phrase: ``NP(DT NNS CC NNS)``, ``VP(VBD CC VBD NP)``.
+    - Verbs: if every conjunct has its own subject, ``S(S , CC S .)``, the material before the
+      first subject (``PP ,``) being shared at the top; otherwise ``VP(VP CC VP)`` over the
+      innermost VP (the outermost if a conjunct has its own auxiliary).
+    - Other heads: ``X(X CC X)`` over the first conjunct's whole phrase.
+
+Punctuation and order
+    A punctuation dependent goes in the deepest level of its head whose other material
+    surrounds it, else in the head's top level. Punctuation at the edges of a dependent clause
+    (S, SBAR, SINV, SQ, SBARQ, VP) moves up to the parent (``S(`` S , '' NP VP .)``). A
+    ``parataxis`` clause between two commas or dashes is ``PRN(, S ,)``; a phrase between
+    ``-LRB-`` and ``-RRB-`` is ``PRN(-LRB- X -RRB-)``. Siblings are ordered by their first word, so
+    a non-projective parse can give a crossing order. A parse too deep for Python's recursion
+    limit falls back to ``ROOT(X(tags))``; a span without a parse gives one X per token.
 """
 
 from __future__ import annotations
@@ -16,6 +91,7 @@ if TYPE_CHECKING:
 __all__ = ["Tree", "project_sentence"]
 
 Tree = tuple  # (label: str, children: tuple[Tree, ...]); a word leaf is (word, ())
+Kids = dict  # token index -> the token's dependents in the projection
 
 _VERB_TAGS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD"})
 _FINITE_TAGS = frozenset({"VBD", "VBP", "VBZ", "MD"})
@@ -23,41 +99,31 @@ _NOUN_TAGS = frozenset(
     {"NN", "NNS", "NNP", "NNPS", "PRP", "PRP$", "EX", "WP", "WP$", "WDT", "DT", "PDT", "CD"}
     | {"$", "#", "FW", "ADD", "XX", "GW", "NFP", "SYM"}
 )
+_ADJ_TAGS = frozenset({"JJ", "JJR", "JJS", "AFX", "VBN", "VBG"})
 _LABEL_BY_TAG = {
-    **{t: "ADJP" for t in ("JJ", "JJR", "JJS", "AFX", "VBN", "VBG")},
-    **{t: "ADVP" for t in ("RB", "RBR", "RBS", "WRB")},
-    **{t: "PP" for t in ("IN", "TO")},
-    "RP": "PRT",
-    "UH": "INTJ",
-    "LS": "LST",
+    **dict.fromkeys(_ADJ_TAGS, "ADJP"),
+    **dict.fromkeys(("RB", "RBR", "RBS", "WRB"), "ADVP"),
+    **dict.fromkeys(("IN", "TO"), "PP"),
+    **{"RP": "PRT", "UH": "INTJ", "LS": "LST"},
 }
 _WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
 _PUNCT_TAGS = frozenset({".", ",", ":", "``", "''", "-LRB-", "-RRB-", "HYPH"})
+_BE = frozenset({"be", "is", "are", "was", "were", "been", "being", "am", "'s", "'re", "'m"})
 _SUBJ = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
 _AUX = frozenset({"aux", "auxpass"})
-_COORD = frozenset({"conj", "cc", "preconj"})
-# Relations realised as a bare part-of-speech node when the dependent has no dependents.
+_CLAUSAL_DEPS = frozenset({"csubj", "csubjpass", "advcl", "ccomp", "xcomp", "parataxis", "conj"})
+_NOMINAL_DEPS = frozenset(
+    {"nsubj", "nsubjpass", "dobj", "pobj", "attr", "dative", "appos", "npadvmod", "poss", "expl"}
+)
+_NON_CLAUSAL = frozenset({"amod", "compound", "nmod", "nummod", "poss", "det", "case", "prep"})
 _LEAF_DEPS = frozenset({"punct", "cc", "preconj", "neg", "aux", "auxpass", "mark", "case", "det"})
 _LEAF_DEPS |= {"predet"}
-# Relations always realised as a phrase, even for a single word.
-_PHRASAL = frozenset(
-    {"prep", "pobj", "dobj", "nsubj", "nsubjpass", "attr", "dative", "appos", "relcl", "acl"}
-    | {"advcl", "ccomp", "xcomp", "pcomp", "csubj", "csubjpass", "oprd", "agent", "acomp"}
-    | {"parataxis", "intj", "expl", "conj"}
-)
-# Right dependents of a noun that stay inside its base NP.
+_PHRASAL = _NOMINAL_DEPS - {"npadvmod", "poss"} | _CLAUSAL_DEPS - {"conj"}
+_PHRASAL |= {"prep", "relcl", "acl", "pcomp", "oprd", "agent", "acomp", "intj", "conj"}
 _NP_BASE_RIGHT = frozenset({"nummod", "compound", "case", "nmod", "det", "poss", "quantmod"})
 _FLATTEN = frozenset({"compound", "nmod"})
-_NON_CLAUSAL = frozenset({"amod", "compound", "nmod", "nummod", "poss", "det", "case", "prep"})
-_NOMINAL_DEPS = frozenset({"nsubj", "nsubjpass", "dobj", "pobj", "attr", "dative", "appos"})
-_NOMINAL_DEPS |= {"npadvmod", "poss", "expl"}
-_ADJ_TAGS = frozenset({"JJ", "JJR", "JJS", "AFX", "VBN", "VBG"})
-_CLAUSAL_DEPS = frozenset({"csubj", "csubjpass", "advcl", "ccomp", "xcomp", "parataxis", "conj"})
-_BE = frozenset({"be", "is", "are", "was", "were", "been", "being", "am", "'s", "'re", "'m"})
 _CLAUSES = frozenset({"S", "SBAR", "SINV", "SQ", "SBARQ", "VP"})
 _PTB_ESCAPES = {"(": "-LRB-", ")": "-RRB-", "{": "-LCB-", "}": "-RCB-", "[": "-LSB-", "]": "-RSB-"}
-
-Kids = dict  # token index -> list of dependent tokens inside the sentence
 
 
 @dataclass
@@ -67,7 +133,7 @@ class _Item:
     lo: int
     hi: int
     tree: Tree
-    parts: tuple[_Item, ...] = ()  # the child items a rendered phrase was built from
+    parts: tuple[_Item, ...] = ()  # the child items a phrase was built from
     role: str = ""  # the dependency relation the item realises
 
 
@@ -79,13 +145,54 @@ class _Level:
     items: list[_Item] = field(default_factory=list)
 
 
+# --- small helpers -----------------------------------------------------------------------------
+
+
 def _leaf(tok: Token) -> _Item:
-    word = _PTB_ESCAPES.get(tok.text, tok.text.replace(" ", "_"))
+    word = _PTB_ESCAPES.get(tok.text) or tok.text.replace(" ", "_")
+    word = word.replace("(", "-LRB-").replace(")", "-RRB-") if len(word) > 1 else word
     return _Item(tok.i, tok.i, (tok.tag_ or tok.pos_ or "XX", ((word, ()),)))
+
+
+def _span(items: Iterable[_Item]) -> tuple[int, int]:
+    items = list(items)
+    return min(i.lo for i in items), max(i.hi for i in items)
+
+
+def _join(label: str, parts: list[_Item]) -> _Item:
+    """A phrase over ``parts`` (already ordered), parenthetical clauses bracketed as PRN."""
+    parts = _parentheticals(parts)
+    lo, hi = _span(parts)
+    return _Item(lo, hi, (label, tuple(p.tree for p in parts)), tuple(parts))
 
 
 def _is_punct(tok: Token, kids: Kids) -> bool:
     return (tok.dep_ == "punct" or tok.tag_ in _PUNCT_TAGS) and not kids[tok.i]
+
+
+def _is_punct_leaf(tree: Tree) -> bool:
+    return tree[0] in _PUNCT_TAGS and len(tree[1]) == 1 and not tree[1][0][1]
+
+
+def _has_subject(tok: Token, kids: Kids) -> bool:
+    return any(d.dep_ in _SUBJ for d in kids[tok.i])
+
+
+def _is_extra(dep: Token, head: Token) -> bool:
+    """A conjunction word of the coordination level: ``preconj``, ``cc`` after its head."""
+    return dep.dep_ == "preconj" or (dep.dep_ == "cc" and dep.i > head.i)
+
+
+def _own_deps(tok: Token, kids: Kids, coord: bool) -> tuple[list[Token], list[Token]]:
+    """Non-punctuation and punctuation dependents, without conjuncts (and conjunction words
+    when ``tok`` is coordinated)."""
+    deps = [d for d in kids[tok.i] if d.dep_ != "conj" and not (coord and _is_extra(d, tok))]
+    punct = [d for d in deps if _is_punct(d, kids)]
+    return [d for d in deps if d not in punct], punct
+
+
+def _subtree_leaves(tok: Token, kids: Kids) -> list[_Item]:
+    return [_leaf(tok)] + [it for d in kids[tok.i] for it in _subtree_leaves(d, kids)]
 
 
 def _phrase_label(tok: Token) -> str:
@@ -97,33 +204,32 @@ def _phrase_label(tok: Token) -> str:
         return "ADVP"
     if tok.dep_ in ("prep", "agent"):
         return "PP"
-    if tok.tag_ in _NOUN_TAGS:
-        return "NP"
-    return _LABEL_BY_TAG.get(tok.tag_, "X")
+    return "NP" if tok.tag_ in _NOUN_TAGS else _LABEL_BY_TAG.get(tok.tag_, "X")
 
 
 def _is_clausal(tok: Token, kids: Kids) -> bool:
     if tok.dep_ in _NON_CLAUSAL or tok.dep_ in _AUX:
         return False
-    if tok.tag_ in _VERB_TAGS:
-        return True
     deps = {d.dep_ for d in kids[tok.i]}
-    return bool(deps & _SUBJ) and bool(deps & _AUX)
+    return tok.tag_ in _VERB_TAGS or bool(deps & _SUBJ and deps & _AUX)
 
 
-def _span(items: list[_Item]) -> tuple[int, int]:
-    return min(i.lo for i in items), max(i.hi for i in items)
+def _is_wh(dep: Token, kids: Kids) -> str | None:
+    """The WH label if ``dep`` is a (fronted) wh-phrase, else ``None``."""
+    if dep.dep_ in _CLAUSAL_DEPS:
+        return None
+    if dep.tag_ in _WH_TAGS or dep.left_edge.tag_ in _WH_TAGS:
+        return "WHADVP" if dep.tag_ == "WRB" else "WHNP"
+    if dep.dep_ == "prep" and any(k.left_edge.tag_ in _WH_TAGS for k in kids[dep.i]):
+        return "WHPP"
+    return None
 
 
-def _subtree_leaves(tok: Token, kids: Kids) -> list[_Item]:
-    out = [_leaf(tok)]
-    for d in kids[tok.i]:
-        out.extend(_subtree_leaves(d, kids))
-    return out
+# --- placing dependents and punctuation ---------------------------------------------------------
 
 
 def _items(dep: Token, kids: Kids, clause: bool) -> list[_Item]:
-    """How dependent ``dep`` appears among its head's children (one item or flat leaves)."""
+    """How ``dep`` appears among its head's children (``clause``: the head is clausal)."""
     if not clause and dep.dep_ in _FLATTEN:
         return _subtree_leaves(dep, kids)
     if not kids[dep.i] and (dep.dep_ in _LEAF_DEPS or (not clause and dep.dep_ not in _PHRASAL)):
@@ -134,10 +240,6 @@ def _items(dep: Token, kids: Kids, clause: bool) -> list[_Item]:
         item = _join("SBAR" if marked else "S", [item])
     items = _lift_edges(item)
     return [it if _is_punct_leaf(it.tree) else replace(it, role=dep.dep_) for it in items]
-
-
-def _is_punct_leaf(tree: Tree) -> bool:
-    return len(tree[1]) == 1 and not tree[1][0][1] and tree[0] in _PUNCT_TAGS
 
 
 def _lift_edges(item: _Item) -> list[_Item]:
@@ -157,12 +259,6 @@ def _lift_edges(item: _Item) -> list[_Item]:
     return [item]
 
 
-def _join(label: str, parts: list[_Item]) -> _Item:
-    parts = _parentheticals(parts)
-    lo, hi = _span(parts)
-    return _Item(lo, hi, (label, tuple(p.tree for p in parts)), tuple(parts))
-
-
 def _parentheticals(parts: list[_Item]) -> list[_Item]:
     """``, S ,`` around a parenthetical clause (spaCy ``parataxis``) becomes ``PRN(, S ,)``."""
     for k in range(1, len(parts) - 1):
@@ -173,26 +269,12 @@ def _parentheticals(parts: list[_Item]) -> list[_Item]:
     return parts
 
 
-def _render(levels: list[_Level]) -> _Item:
-    """Build the nested tree of ``levels`` (outermost first)."""
-    inner: _Item | None = None
-    for level in reversed(levels):
-        items = level.items + ([inner] if inner else [])
-        inner = _join(level.label, sorted(items, key=lambda i: (i.lo, i.hi)))
-    assert inner is not None
-    return inner
-
-
 def _place_punct(levels: list[_Level], puncts: list[Token]) -> None:
-    """Put each punctuation mark in the deepest level whose other material surrounds it."""
+    """Put each mark in the deepest level whose other material surrounds it, else the top."""
     spans: list[tuple[int, int] | None] = []
-    lo_hi: tuple[int, int] | None = None
-    for level in reversed(levels):
-        if level.items:
-            lo, hi = _span(level.items)
-            lo_hi = (lo, hi) if lo_hi is None else (min(lo, lo_hi[0]), max(hi, lo_hi[1]))
-        spans.append(lo_hi)
-    spans.reverse()
+    for depth in range(len(levels)):
+        inner = [it for lv in levels[depth:] for it in lv.items]
+        spans.append(_span(inner) if inner else None)
     for p in puncts:
         target = levels[0]
         for level, sp in zip(levels, spans, strict=True):
@@ -201,64 +283,28 @@ def _place_punct(levels: list[_Level], puncts: list[Token]) -> None:
         target.items.append(_leaf(p))
 
 
-def _conj_chain(tok: Token, kids: Kids) -> list[Token]:
-    out: list[Token] = []
-    for d in kids[tok.i]:
-        if d.dep_ == "conj":
-            out.append(d)
-            out.extend(_conj_chain(d, kids))
-    return out
+def _render(levels: list[_Level]) -> _Item:
+    """Nest the levels (outermost first), ordering each node's children by position."""
+    inner: _Item | None = None
+    for level in reversed(levels):
+        items = level.items + ([inner] if inner else [])
+        inner = _join(level.label, sorted(items, key=lambda i: (i.lo, i.hi)))
+    assert inner is not None
+    return inner
 
 
-def _own_deps(tok: Token, kids: Kids, coord: bool) -> tuple[list[Token], list[Token]]:
-    """Non-punctuation and punctuation dependents of ``tok``, conjuncts excluded.
-
-    Conjunction words (:func:`_is_extra`) are excluded too when ``tok`` takes part in a
-    coordination (``coord``).
-    """
-    deps = [d for d in kids[tok.i] if d.dep_ != "conj" and not (coord and _is_extra(d, tok))]
-    punct = [d for d in deps if _is_punct(d, kids)]
-    return [d for d in deps if d not in punct], punct
-
-
-def _is_extra(dep: Token, head: Token) -> bool:
-    """A conjunction word placed at the coordination level (a ``cc`` after its head)."""
-    return dep.dep_ == "preconj" or (dep.dep_ == "cc" and dep.i > head.i)
-
-
-def _has_subject(tok: Token, kids: Kids) -> bool:
-    return any(d.dep_ in _SUBJ for d in kids[tok.i])
-
-
-def _is_wh(dep: Token, kids: Kids) -> str | None:
-    """The WH label if ``dep`` is a fronted wh-phrase, else ``None``."""
-    if dep.dep_ in _CLAUSAL_DEPS:
-        return None
-    if dep.tag_ in _WH_TAGS or dep.left_edge.tag_ in _WH_TAGS:
-        return "WHADVP" if dep.tag_ == "WRB" else "WHNP"
-    if dep.dep_ == "prep" and any(k.left_edge.tag_ in _WH_TAGS for k in kids[dep.i]):
-        return "WHPP"
-    return None
-
-
-def _relabel(item: _Item, label: str | None) -> _Item:
-    """Give a phrase a new label (a bare part-of-speech node is wrapped instead)."""
-    if label is None:
-        return item
-    if not item.parts:
-        return _join(label, [item])
-    return _join(label, list(item.parts))
+# --- clauses ------------------------------------------------------------------------------------
 
 
 def _sbar_front(deps: list[Token], first: int, kids: Kids) -> list[_Item]:
-    """Complementizer / wh-phrase items (and anything before them) of a subordinate clause."""
+    """The complementizer / wh-phrase (and anything before them) of a subordinate clause."""
     front = [d for d in deps if d.i < first]
     cut = max((d.i for d in front if d.dep_ == "mark" or _is_wh(d, kids)), default=-1)
     out: list[_Item] = []
-    for d in front:
-        if d.i <= cut:
-            wh = _is_wh(d, kids) if d.dep_ != "mark" else None
-            out.extend(_relabel(it, wh) for it in _items(d, kids, clause=True))
+    for d in (d for d in front if d.i <= cut):
+        wh = _is_wh(d, kids) if d.dep_ != "mark" else None
+        for it in _items(d, kids, clause=True):
+            out.append(_join(wh, list(it.parts) or [it]) if wh else it)
     return out
 
 
@@ -270,20 +316,28 @@ def _subjects(v: Token, deps: list[Token], first: int) -> list[Token]:
     return [d for d in deps if d.dep_ == "attr" and d.i > v.i][:1]
 
 
+def _wants_sbar(v: Token, spine: list[Token]) -> bool:
+    if v.dep_ == "relcl":
+        return True
+    if v.dep_ != "ccomp" or v.i < v.head.i or spine[0].tag_ not in _FINITE_TAGS:
+        return False
+    edge = v.left_edge
+    before = v.doc[edge.i - 1] if edge.i > 0 else edge
+    return not (edge.is_punct or before.is_punct)  # quoted speech is a bare S
+
+
 def _clause_levels(
     v: Token, kids: Kids, vp_only: bool, coord: bool
 ) -> tuple[list[_Level], list[Token]]:
-    """Levels SBAR? > S|SINV|SQ > VP ... > VP for a verbal head (auxiliaries nest VPs)."""
+    """Levels ``SBAR? > S|SINV|SQ > VP > ... > VP`` of a verbal head, and its punctuation."""
     deps, puncts = _own_deps(v, kids, coord)
-    spine = sorted((d for d in deps if d.dep_ in _AUX and d.i < v.i and not kids[d.i]), key=_idx)
-    spine.append(v)
+    spine = sorted((d for d in deps if d.dep_ in _AUX and d.i < v.i), key=lambda t: t.i) + [v]
     deps = [d for d in deps if d not in spine]
     first = spine[0].i
     subj = _subjects(v, deps, first)
     subj_i = min((s.i for s in subj), default=first)
     inverted = bool(subj) and subj_i > first
     question = v.dep_ == "ROOT" and any(p.text == "?" for p in puncts)
-
     front: list[_Item] = []
     if (v.dep_ != "ROOT" or question) and not vp_only:
         front = _sbar_front(deps, first, kids)
@@ -291,8 +345,7 @@ def _clause_levels(
         deps = [d for d in deps if d.i > cut]
 
     vps = [_Level("VP", [_leaf(s)]) for s in spine]
-    label = "SQ" if question and (inverted or front) else "SINV" if inverted else "S"
-    top = _Level(label)
+    top = _Level("SQ" if question and (inverted or front) else "SINV" if inverted else "S")
     for d in deps:
         items = _items(d, kids, clause=True)
         k = max(j for j, s in enumerate(spine) if s.i < d.i or j == 0)
@@ -302,12 +355,11 @@ def _clause_levels(
                 puncts = _absorb_comma(d, items[0], top, puncts)
         else:
             vps[k].items.extend(items)
-    if label == "SQ" and inverted:  # the fronted auxiliary is a child of SQ
+    if top.label == "SQ" and inverted:  # the fronted auxiliary is a child of SQ
         top.items.extend(vps.pop(0).items)
-    if vp_only:  # no S level: whatever would go there stays in the outer VP
+    if vp_only:  # no S level: what would go there stays in the outer VP
         vps[0].items.extend(top.items)
-    levels = [] if vp_only else _split_colon(top, puncts, min(subj_i, first))
-    levels += vps
+    levels = ([] if vp_only else _split_colon(top, puncts, min(subj_i, first))) + vps
     if front or _wants_sbar(v, spine):
         levels.insert(0, _Level("SBARQ" if question else "SBAR", front))
     return levels, puncts
@@ -337,50 +389,38 @@ def _split_colon(top: _Level, puncts: list[Token], limit: int) -> list[_Level]:
     return [_Level(top.label, [*before, _leaf(colon)]), inner]
 
 
-def _idx(tok: Token) -> int:
-    return tok.i
-
-
-def _wants_sbar(v: Token, spine: list[Token]) -> bool:
-    if v.dep_ == "relcl":
-        return True
-    if v.dep_ != "ccomp" or v.i < v.head.i or spine[0].tag_ not in _FINITE_TAGS:
-        return False
-    edge = v.left_edge
-    before = v.doc[edge.i - 1] if edge.i > 0 else edge
-    return not (edge.is_punct or before.is_punct)  # quoted speech is a bare S
+# --- phrases and coordination -------------------------------------------------------------------
 
 
 def _phrase_levels(tok: Token, kids: Kids, coord: bool) -> tuple[list[_Level], list[Token]]:
-    """Levels for a non-verbal head: NP gets an outer NP over post-modifiers."""
+    """Levels of a non-verbal head (an NP with post-modifiers gets an outer NP)."""
     deps, puncts = _own_deps(tok, kids, coord)
     label = _phrase_label(tok)
-    base = _Level(label, [_leaf(tok)])
-    outer = _Level(label)
+    base, outer = _Level(label, [_leaf(tok)]), _Level(label)
     for d in deps:
-        into = base
-        if label == "NP" and d.i > tok.i and d.dep_ not in _NP_BASE_RIGHT:
-            into = outer
-        into.items.extend(_items(d, kids, clause=False))
+        post = label == "NP" and d.i > tok.i and d.dep_ not in _NP_BASE_RIGHT
+        (outer if post else base).items.extend(_items(d, kids, clause=False))
     return ([outer, base] if outer.items else [base]), puncts
 
 
 def _levels(tok: Token, kids: Kids, coord: bool, member: bool) -> tuple[list[_Level], list[Token]]:
-    if _is_clausal(tok, kids):
-        has_subj = _has_subject(tok, kids)
-        vp_only = (tok.dep_ == "acl" and tok.tag_ in ("VBG", "VBN")) or member
-        return _clause_levels(tok, kids, vp_only and not has_subj, coord)
-    return _phrase_levels(tok, kids, coord)
+    if not _is_clausal(tok, kids):
+        return _phrase_levels(tok, kids, coord)
+    vp_only = member or (tok.dep_ == "acl" and tok.tag_ in ("VBG", "VBN"))
+    return _clause_levels(tok, kids, vp_only and not _has_subject(tok, kids), coord)
+
+
+def _conj_chain(tok: Token, kids: Kids) -> list[Token]:
+    return [x for d in kids[tok.i] if d.dep_ == "conj" for x in [d, *_conj_chain(d, kids)]]
 
 
 def _coordinate(tok: Token, kids: Kids, levels: list[_Level], chain: list[Token]) -> list[Token]:
-    """Add a coordination level (or flat conjuncts) to ``levels``; return punctuation to lift."""
+    """Add the conjuncts ``chain`` of ``tok`` to its levels; return punctuation to place."""
     lifted: list[Token] = []
     extras = [d for m in [tok, *chain] for d in kids[m.i] if _is_extra(d, m)]
     coord_items = [it for d in extras for it in _subtree_leaves(d, kids)]
     if all(not _own_deps(m, kids, True)[0] for m in chain):  # single words: flat
-        for m in chain:
-            lifted.extend(_own_deps(m, kids, True)[1])
+        lifted += [p for m in chain for p in _own_deps(m, kids, True)[1]]
         levels[-1].items.extend(coord_items + [_leaf(m) for m in chain])
         return lifted
     coord_items += [_member(m, kids, lifted) for m in chain]
@@ -397,20 +437,17 @@ def _coordinate(tok: Token, kids: Kids, levels: list[_Level], chain: list[Token]
 
 
 def _shared_front(s_level: _Level) -> list[_Item]:
-    """Remove and return the items before the subject: in ``PP , S , CC S`` they scope over
-    all the coordinated clauses."""
+    """Take out the items before the subject (they scope over all coordinated clauses)."""
     subj = [it.lo for it in s_level.items if it.role in _SUBJ]
-    if not subj:
-        return []
-    front = [it for it in s_level.items if it.hi < min(subj)]
+    front = [it for it in s_level.items if subj and it.hi < min(subj)]
     s_level.items = [it for it in s_level.items if it not in front]
     return front
 
 
 def _member(m: Token, kids: Kids, lifted: list[Token]) -> _Item:
-    """A non-first conjunct; its punctuation outside its own material joins ``lifted``."""
+    """A non-first conjunct; its punctuation outside its own material goes to ``lifted``."""
     levels, puncts = _levels(m, kids, coord=True, member=True)
-    lo, hi = _span([it for lv in levels for it in lv.items])
+    lo, hi = _span(it for lv in levels for it in lv.items)
     lifted.extend(p for p in puncts if not lo < p.i < hi)
     _place_punct(levels, [p for p in puncts if lo < p.i < hi])
     return _render(levels)
@@ -426,11 +463,11 @@ def _constituent(tok: Token, kids: Kids) -> _Item:
     return _render(levels)
 
 
-def _attachment(tok: Token, start: int, end: int) -> Token | None:
-    """The head ``tok`` hangs from in the projection, ``None`` for a root of the span.
+# --- entry point --------------------------------------------------------------------------------
 
-    Whitespace tokens and auxiliaries are skipped: their dependents go to their own head.
-    """
+
+def _attachment(tok: Token, start: int, end: int) -> Token | None:
+    """The head ``tok`` hangs from (auxiliaries and whitespace skipped); ``None`` for a root."""
     head = tok.head
     for _ in range(end - start):
         if head.i == tok.i or not start <= head.i < end:
@@ -441,35 +478,8 @@ def _attachment(tok: Token, start: int, end: int) -> Token | None:
     return None
 
 
-def _dependents(sent: Span) -> tuple[Kids, list[Token]]:
-    """Children lists inside the span (see :func:`_attachment`) and the span's roots.
-
-    With a single root, punctuation closing the sentence (and an opening quote) hangs from it.
-    """
-    kids: Kids = {t.i: [] for t in sent}
-    roots: list[Token] = []
-    heads: dict[int, Token | None] = {}
-    for tok in sent:
-        if not tok.is_space:
-            heads[tok.i] = _attachment(tok, sent.start, sent.end)
-            if heads[tok.i] is None:
-                roots.append(tok)
-    if len(roots) == 1:
-        words = [t for t in sent if not t.is_space]
-        edges = [w for w in _edge_run(reversed(words)) if w.tag_ in _PUNCT_TAGS - {","}]
-        edges += [w for w in _edge_run(words) if w.tag_ == "``"]
-        for w in edges:
-            if w is not roots[0] and not any(heads[t.i] == w for t in words):
-                heads[w.i] = roots[0]
-    for tok in sent:
-        head = heads.get(tok.i)
-        if head is not None:
-            kids[head.i].append(tok)
-    return kids, roots
-
-
 def _edge_run(words: Iterable[Token]) -> list[Token]:
-    out = []
+    out: list[Token] = []
     for w in words:
         if not w.is_punct:
             break
@@ -477,26 +487,46 @@ def _edge_run(words: Iterable[Token]) -> list[Token]:
     return out
 
 
+def _dependents(sent: Span) -> tuple[Kids, list[Token]]:
+    """Dependents of each token in the projection, and the roots (see the module rules)."""
+    words = [t for t in sent if not t.is_space]
+    heads = {t.i: _attachment(t, sent.start, sent.end) for t in words}
+    roots = [t for t in words if heads[t.i] is None]
+    if len(roots) == 1:  # closing punctuation and an opening quote hang from the root
+        edges = [w for w in _edge_run(reversed(words)) if w.tag_ in _PUNCT_TAGS - {","}]
+        edges += [w for w in _edge_run(words) if w.tag_ == "``"]
+        for w in edges:
+            if w != roots[0] and all(heads[t.i] != w for t in words):
+                heads[w.i] = roots[0]
+    kids: Kids = {t.i: [] for t in sent}
+    for t in words:
+        if heads[t.i] is not None:
+            kids[heads[t.i].i].append(t)
+    return kids, roots
+
+
 def project_sentence(sent: Span) -> Tree:
     """Project the dependency parse of one sentence onto a PTB-like constituency tree.
 
     Args:
-        sent: a spaCy ``Span`` (e.g. an item of ``doc.sents`` or ``doc[:]``) from a pipeline with
-            a tagger and a dependency parser.
+        sent: a spaCy ``Span`` (an item of ``doc.sents``, or ``doc[:]``) from a pipeline with a
+            tagger and a dependency parser. Several sentences in one span are accepted (their
+            trees go under one ``S``).
 
     Returns:
         A tuple tree ``("ROOT", (top,))`` whose preterminals are spaCy's fine-grained tags and
-        whose leaves are the words (brackets written ``-LRB-`` etc.).
+        whose leaves are the words, following the rules of the module docstring.
 
     Raises:
-        ValueError: if the span holds no token other than whitespace.
+        ValueError: if the span holds no token but whitespace (the caller decides what an empty
+            sentence means).
     """
     kids, roots = _dependents(sent)
     if not roots:
         raise ValueError("cannot project an empty sentence")
     try:
         tops = sorted((_constituent(r, kids) for r in roots), key=lambda i: i.lo)
-    except RecursionError:  # pathologically deep parse: fall back to a flat tree
+    except RecursionError:  # pathologically deep parse: flat fallback
         tops = [_Item(0, 0, ("X", tuple(_leaf(t).tree for t in sent if not t.is_space)))]
     if len(tops) == 1:
         return ("ROOT", (tops[0].tree,))

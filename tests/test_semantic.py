@@ -1,0 +1,40 @@
+"""Similarity with the real offline MiniLM model on real pairs, against a direct computation."""
+
+import numpy as np
+import pytest
+
+from paraamr.corpus import read_corpus
+from paraamr.metrics.semantic import cosine_pairs, embed_unique, resolve_model
+
+
+def test_cosine_pairs_equal_direct_sentence_transformers(minilm, parabank_eval):
+    from sentence_transformers import util
+
+    pairs = []
+    for r in list(read_corpus(parabank_eval, "parabank-eval-parabank1"))[:15]:
+        pairs += [(r.text, p.text) for p in r.paraphrases[:2]]
+    ours = cosine_pairs(pairs, minilm, batch_size=7)
+    for (a, b), v in zip(pairs, ours, strict=True):
+        ea, eb = (
+            minilm.encode([a], convert_to_tensor=True),
+            minilm.encode([b], convert_to_tensor=True),
+        )
+        assert v == pytest.approx(float(util.cos_sim(ea, eb)), abs=1e-5)
+    assert ours.mean() > 0.6  # real paraphrases are close
+
+
+def test_each_distinct_sentence_is_embedded_once():
+    calls = []
+
+    class Counting:
+        def encode(self, xs, **kw):
+            calls.append(list(xs))
+            return np.eye(len(xs), dtype=np.float32)
+
+    embed_unique(["a", "b", "a", "a"], Counting())
+    assert calls == [["a", "b"]]
+
+
+def test_paper_model_name_resolves_to_the_hub():
+    assert resolve_model("simcse") == "princeton-nlp/sup-simcse-bert-base-uncased"
+    assert resolve_model("some/other-model") == "some/other-model"
