@@ -82,7 +82,8 @@ def project_words(
     def make(words: list[str]) -> Doc:
         words = [_PTB_TO_TEXT.get(w, w) for w in words]
         # Preset boundaries: the parser keeps the whole tree as one sentence.
-        return Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * (len(words) - 1))
+        starts = [True] + [False] * (len(words) - 1) if words else None
+        return Doc(nlp.vocab, words=words, sent_starts=starts)
 
     trees: list[Tree] = []
     docs = (make(words) for words in sentences)

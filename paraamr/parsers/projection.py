@@ -10,8 +10,8 @@ TED on projected trees ranks sentence pairs like TED on gold trees
 Attachment
     Whitespace tokens are dropped; dependents of an auxiliary (or of a whitespace token) hang
     from its head; a token whose head is outside the span is a root. With one root, the run of
-    punctuation ending the sentence (not commas) and an opening ````` hang from the root. One
-    root gives ``ROOT(top)``, several give ``ROOT(S(top ...))``.
+    punctuation ending the sentence (commas excepted) and a sentence-initial opening quote hang
+    from the root. One root gives ``ROOT(top)``, several give ``ROOT(S(top ...))``.
 
 Clauses
     A head is clausal if tagged ``VB*``/``MD`` (unless it is ``amod``, ``compound``, ``nmod``,
@@ -22,9 +22,10 @@ Clauses
       goes in the VP of the first; dependents after the main verb go in the innermost VP.
     - ``S`` holds what precedes the first verb form (subject NP, fronted PP/ADVP/SBAR/S, an
       initial ``CC``), the outer VP and the clause's outer punctuation (``S(NP VP .)``).
-    - A subject after the first verb form gives ``SINV`` (``..., said Mr. X``), ``SQ`` in a
-      question ending in ``?`` (the fronted auxiliary is then a child of SQ). A root ``be`` with
-      fronted material and no subject takes its post-verbal ``attr`` as subject (``SINV``).
+    - Subjects all after the first verb form give ``SINV`` (``..., said Mr. X``; what follows
+      the subject up to the next verb form is a child of SINV), or ``SQ`` in a root clause with a
+      ``?`` (the fronted auxiliary is then a child of SQ). A root ``be`` with fronted material
+      and no subject takes its post-verbal ``attr`` as subject (``SINV``).
     - ``SBAR`` wraps a non-root clause whose ``mark`` or fronted wh-phrase (and whatever precedes
       them) sits before the verb: ``SBAR(IN S)``, ``SBAR(WHNP|WHADVP|WHPP S)``; a relative clause
       (``relcl``) is always an SBAR, and so is a ``ccomp`` right of its head whose first verb form
@@ -41,10 +42,10 @@ Clauses
 Phrases
     Labels come from the relation first, then the tag: a ``nsubj``, ``nsubjpass``, ``dobj``,
     ``pobj``, ``attr``, ``dative``, ``appos``, ``npadvmod``, ``poss``, ``expl`` is NP (unless
-    tagged as an adverb or preposition); a ``CD`` ``nummod``/``quantmod`` is QP; ``advmod`` is
-    ADVP; ``prep``/``agent`` is PP; then nouns, pronouns, determiners, numbers, symbols: NP;
-    ``JJ*``/``VBN``/``VBG``: ADJP; ``RB*``/``WRB``: ADVP; ``IN``/``TO``: PP; ``RP``: PRT; ``UH``:
-    INTJ; ``LS``: LST; anything else: X.
+    tagged ``RB*``, ``WRB``, ``IN``, ``TO``, ``RP``, ``UH``, ``LS``); a ``CD`` ``nummod`` or
+    ``quantmod`` is QP; ``advmod`` is ADVP; ``prep``/``agent`` is PP; then nouns, pronouns,
+    determiners, numbers, symbols: NP; ``JJ*``/``VBN``/``VBG``: ADJP; ``RB*``/``WRB``: ADVP;
+    ``IN``/``TO``: PP; ``RP``: PRT; ``UH``: INTJ; ``LS``: LST; anything else: X.
 
     - NP: left dependents and right ``nummod``, ``compound``, ``case``, ``nmod``, ``det``,
       ``poss``, ``quantmod`` stay in the base NP; other right dependents (``prep``, ``relcl``,
@@ -61,26 +62,28 @@ Coordination
     conjunct and ``preconj`` sit at the coordination level, a ``cc`` before its head (``But``
     opening a sentence) is an ordinary dependent.
 
-    - If no non-first conjunct has dependents, the conjuncts are flat in the first one's
-      innermost phrase: ``NP(DT NNS CC NNS)``, ``VP(VBD CC VBD NP)``.
-    - Verbs: if every conjunct has its own subject, ``S(S , CC S .)``, the material before the
-      first subject (``PP ,``) being shared at the top; otherwise ``VP(VP CC VP)`` over the
+    - If no non-first conjunct has dependents (punctuation and conjunction words aside), the
+      conjuncts are flat in the first one's innermost phrase: ``NP(DT NNS CC NNS)``,
+      ``VP(VBD CC VBD NP)``.
+    - Verbs: if every later conjunct has its own subject, ``S(S , CC S .)``, the material before
+      the first subject (``PP ,``) being shared at the top; otherwise ``VP(VP CC VP)`` over the
       innermost VP (the outermost if a conjunct has its own auxiliary).
     - Other heads: ``X(X CC X)`` over the first conjunct's whole phrase.
 
 Punctuation and order
     A punctuation dependent goes in the deepest level of its head whose other material
     surrounds it, else in the head's top level. Punctuation at the edges of a dependent clause
-    (S, SBAR, SINV, SQ, SBARQ, VP) moves up to the parent (``S(`` S , '' NP VP .)``). A
+    (S, SBAR, SINV, SQ, SBARQ, VP) moves up to the parent: ``S(`` S , '' NP VP .)``. A
     ``parataxis`` clause between two commas or dashes is ``PRN(, S ,)``; a phrase between
     ``-LRB-`` and ``-RRB-`` is ``PRN(-LRB- X -RRB-)``. Siblings are ordered by their first word, so
     a non-projective parse can give a crossing order. A parse too deep for Python's recursion
-    limit falls back to ``ROOT(X(tags))``; a span without a parse gives one X per token.
+    limit falls back to ``ROOT(X(tags))``; in a span without a parse every token is a root.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import takewhile
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -168,6 +171,10 @@ def _join(label: str, parts: list[_Item]) -> _Item:
 
 def _is_punct(tok: Token, kids: Kids) -> bool:
     return (tok.dep_ == "punct" or tok.tag_ in _PUNCT_TAGS) and not kids[tok.i]
+
+
+def _punctish(tok: Token) -> bool:
+    return tok.is_punct or tok.tag_ in _PUNCT_TAGS
 
 
 def _is_punct_leaf(tree: Tree) -> bool:
@@ -323,7 +330,7 @@ def _wants_sbar(v: Token, spine: list[Token]) -> bool:
         return False
     edge = v.left_edge
     before = v.doc[edge.i - 1] if edge.i > 0 else edge
-    return not (edge.is_punct or before.is_punct)  # quoted speech is a bare S
+    return not (_punctish(edge) or _punctish(before))  # quoted speech is a bare S
 
 
 def _clause_levels(
@@ -419,7 +426,9 @@ def _coordinate(tok: Token, kids: Kids, levels: list[_Level], chain: list[Token]
     lifted: list[Token] = []
     extras = [d for m in [tok, *chain] for d in kids[m.i] if _is_extra(d, m)]
     coord_items = [it for d in extras for it in _subtree_leaves(d, kids)]
-    if all(not _own_deps(m, kids, True)[0] for m in chain):  # single words: flat
+    last = max(m.i for m in chain)
+    crossing = any(tok.i < it.lo < last for lv in levels[:-1] for it in lv.items)
+    if not crossing and all(not _own_deps(m, kids, True)[0] for m in chain):  # flat
         lifted += [p for m in chain for p in _own_deps(m, kids, True)[1]]
         levels[-1].items.extend(coord_items + [_leaf(m) for m in chain])
         return lifted
@@ -432,6 +441,7 @@ def _coordinate(tok: Token, kids: Kids, levels: list[_Level], chain: list[Token]
     elif "S" in labels or "SINV" in labels:
         at = labels.index("S" if "S" in labels else "SINV")
         coord_items += _shared_front(levels[at])
+    coord_items += _shared_back(levels, at, max(it.hi for it in coord_items))
     levels.insert(at, _Level(levels[at].label, coord_items))
     return lifted
 
@@ -442,6 +452,16 @@ def _shared_front(s_level: _Level) -> list[_Item]:
     front = [it for it in s_level.items if subj and it.hi < min(subj)]
     s_level.items = [it for it in s_level.items if it not in front]
     return front
+
+
+def _shared_back(levels: list[_Level], at: int, end: int) -> list[_Item]:
+    """Take out the first conjunct's dependents that follow the last conjunct (shared ones)."""
+    back = [it for lv in levels[at:] for it in lv.items if it.lo > end]
+    for k in range(len(levels) - 1, at - 1, -1):
+        levels[k].items = [it for it in levels[k].items if it.lo <= end]
+        if not levels[k].items and k + 1 < len(levels) and levels[k + 1].label == levels[k].label:
+            del levels[k]  # an NP over post-modifiers that all moved out
+    return back
 
 
 def _member(m: Token, kids: Kids, lifted: list[Token]) -> _Item:
@@ -478,23 +498,15 @@ def _attachment(tok: Token, start: int, end: int) -> Token | None:
     return None
 
 
-def _edge_run(words: Iterable[Token]) -> list[Token]:
-    out: list[Token] = []
-    for w in words:
-        if not w.is_punct:
-            break
-        out.append(w)
-    return out
-
-
 def _dependents(sent: Span) -> tuple[Kids, list[Token]]:
     """Dependents of each token in the projection, and the roots (see the module rules)."""
     words = [t for t in sent if not t.is_space]
     heads = {t.i: _attachment(t, sent.start, sent.end) for t in words}
     roots = [t for t in words if heads[t.i] is None]
     if len(roots) == 1:  # closing punctuation and an opening quote hang from the root
-        edges = [w for w in _edge_run(reversed(words)) if w.tag_ in _PUNCT_TAGS - {","}]
-        edges += [w for w in _edge_run(words) if w.tag_ == "``"]
+        closing = takewhile(_punctish, reversed(words))
+        edges = [w for w in closing if w.tag_ in _PUNCT_TAGS - {","}]
+        edges += [w for w in takewhile(_punctish, words) if w.tag_ == "``"]
         for w in edges:
             if w != roots[0] and all(heads[t.i] != w for t in words):
                 heads[w.i] = roots[0]
