@@ -11,7 +11,9 @@ Attachment
     Whitespace tokens are dropped; dependents of an auxiliary (or of a whitespace token) hang
     from its head; a token whose head is outside the span is a root. With one root, the run of
     punctuation ending the sentence (commas excepted) and a sentence-initial opening quote hang
-    from the root. One root gives ``ROOT(top)``, several give ``ROOT(S(top ...))``.
+    from the root. Crossing (non-projective) arcs are lifted to the head's head, shortest first,
+    so that every phrase covers contiguous words (arcs from a root excepted). One root gives
+    ``ROOT(top)``, several give ``ROOT(S(top ...))``.
 
 Clauses
     A head is clausal if tagged ``VB*``/``MD`` (unless it is ``amod``, ``compound``, ``nmod``,
@@ -22,10 +24,12 @@ Clauses
       goes in the VP of the first; dependents after the main verb go in the innermost VP.
     - ``S`` holds what precedes the first verb form (subject NP, fronted PP/ADVP/SBAR/S, an
       initial ``CC``), the outer VP and the clause's outer punctuation (``S(NP VP .)``).
-    - Subjects all after the first verb form give ``SINV`` (``..., said Mr. X``; what follows
-      the subject up to the next verb form is a child of SINV), or ``SQ`` in a root clause with a
-      ``?`` (the fronted auxiliary is then a child of SQ). A root ``be`` with fronted material
-      and no subject takes its post-verbal ``attr`` as subject (``SINV``).
+    - Subjects all after the first verb form give ``SINV`` (``..., said Mr. X``), or ``SQ`` in
+      a root clause with a ``?``. A subject after the first verb form, and what follows it
+      before the next verb form, are children of the clause node; if such material precedes the
+      second verb form (``had it existed``, and in SQ always) the first verb form is a child of
+      the clause too, not a VP. A root ``be`` with fronted material and no subject takes its
+      post-verbal ``attr`` as subject (``SINV``).
     - ``SBAR`` wraps a non-root clause whose ``mark`` or fronted wh-phrase (and whatever precedes
       them) sits before the verb: ``SBAR(IN S)``, ``SBAR(WHNP|WHADVP|WHPP S)``; a relative clause
       (``relcl``) is always an SBAR, and so is a ``ccomp`` right of its head whose first verb form
@@ -69,6 +73,8 @@ Coordination
       the first subject (``PP ,``) being shared at the top; otherwise ``VP(VP CC VP)`` over the
       innermost VP (the outermost if a conjunct has its own auxiliary).
     - Other heads: ``X(X CC X)`` over the first conjunct's whole phrase.
+    - A conjunct's dependents that come after the next conjunct are shared: they are placed at
+      the coordination level (``NP(NP CC NP PP)`` for ``president and chief of X``).
 
 Punctuation and order
     A punctuation dependent goes in the deepest level of its head whose other material
@@ -295,7 +301,8 @@ def _render(levels: list[_Level]) -> _Item:
     inner: _Item | None = None
     for level in reversed(levels):
         items = level.items + ([inner] if inner else [])
-        inner = _join(level.label, sorted(items, key=lambda i: (i.lo, i.hi)))
+        if items:  # (a level is never empty; cheap insurance against crashing)
+            inner = _join(level.label, sorted(items, key=lambda i: (i.lo, i.hi)))
     assert inner is not None
     return inner
 
@@ -344,6 +351,7 @@ def _clause_levels(
     subj = _subjects(v, deps, first)
     subj_i = min((s.i for s in subj), default=first)
     inverted = bool(subj) and subj_i > first
+    late_subj = min((s.i for s in subj if s.i > first), default=len(v.doc))
     question = v.dep_ == "ROOT" and any(p.text == "?" for p in puncts)
     front: list[_Item] = []
     if (v.dep_ != "ROOT" or question) and not vp_only:
@@ -356,14 +364,15 @@ def _clause_levels(
     for d in deps:
         items = _items(d, kids, clause=True)
         k = max(j for j, s in enumerate(spine) if s.i < d.i or j == 0)
-        if d.i < first or d in subj or (inverted and d.i > subj_i and k == 0):
+        if d.i < first or (k == 0 and (d in subj or d.i > late_subj)):
             top.items.extend(items)
             if d in subj and not inverted:
                 puncts = _absorb_comma(d, items[0], top, puncts)
         else:
             vps[k].items.extend(items)
-    if top.label == "SQ" and inverted:  # the fronted auxiliary is a child of SQ
-        top.items.extend(vps.pop(0).items)
+    between = len(spine) > 1 and any(spine[0].i < it.lo < spine[1].i for it in top.items)
+    if between or (inverted and top.label == "SQ"):
+        top.items.extend(vps.pop(0).items)  # a fronted auxiliary is a child of SQ/SINV
     if vp_only:  # no S level: what would go there stays in the outer VP
         vps[0].items.extend(top.items)
     levels = ([] if vp_only else _split_colon(top, puncts, min(subj_i, first))) + vps
@@ -404,8 +413,8 @@ def _phrase_levels(tok: Token, kids: Kids, coord: bool) -> tuple[list[_Level], l
     deps, puncts = _own_deps(tok, kids, coord)
     label = _phrase_label(tok)
     base, outer = _Level(label, [_leaf(tok)]), _Level(label)
-    for d in deps:
-        post = label == "NP" and d.i > tok.i and d.dep_ not in _NP_BASE_RIGHT
+    for d in deps:  # in word order: once a post-modifier is met, all go to the outer NP
+        post = label == "NP" and d.i > tok.i and (d.dep_ not in _NP_BASE_RIGHT or outer.items)
         (outer if post else base).items.extend(_items(d, kids, clause=False))
     return ([outer, base] if outer.items else [base]), puncts
 
@@ -427,12 +436,14 @@ def _coordinate(tok: Token, kids: Kids, levels: list[_Level], chain: list[Token]
     extras = [d for m in [tok, *chain] for d in kids[m.i] if _is_extra(d, m)]
     coord_items = [it for d in extras for it in _subtree_leaves(d, kids)]
     last = max(m.i for m in chain)
-    crossing = any(tok.i < it.lo < last for lv in levels[:-1] for it in lv.items)
-    if not crossing and all(not _own_deps(m, kids, True)[0] for m in chain):  # flat
+    interleaved = any(tok.i < it.lo < last for lv in levels[:-1] for it in lv.items)
+    if not interleaved and all(not _own_deps(m, kids, True)[0] for m in chain):  # flat
         lifted += [p for m in chain for p in _own_deps(m, kids, True)[1]]
         levels[-1].items.extend(coord_items + [_leaf(m) for m in chain])
         return lifted
-    coord_items += [_member(m, kids, lifted) for m in chain]
+    chain = sorted(chain, key=lambda m: m.i)
+    for m, nxt in zip(chain, [*chain[1:], None], strict=True):
+        coord_items += _member(m, kids, lifted, max(nxt.i, m.i) if nxt else len(m.doc))
     labels = [lv.label for lv in levels]
     at = 0
     if "VP" in labels and not all(_has_subject(m, kids) for m in chain):
@@ -441,7 +452,7 @@ def _coordinate(tok: Token, kids: Kids, levels: list[_Level], chain: list[Token]
     elif "S" in labels or "SINV" in labels:
         at = labels.index("S" if "S" in labels else "SINV")
         coord_items += _shared_front(levels[at])
-    coord_items += _shared_back(levels, at, max(it.hi for it in coord_items))
+    coord_items += _shared_back(levels, at, max(chain[0].i, tok.i))
     levels.insert(at, _Level(levels[at].label, coord_items))
     return lifted
 
@@ -455,7 +466,8 @@ def _shared_front(s_level: _Level) -> list[_Item]:
 
 
 def _shared_back(levels: list[_Level], at: int, end: int) -> list[_Item]:
-    """Take out the first conjunct's dependents that follow the last conjunct (shared ones)."""
+    """Take out the items of ``levels[at:]`` after word ``end`` (dependents of a conjunct that
+    follow the next conjunct: they are shared by the coordination)."""
     back = [it for lv in levels[at:] for it in lv.items if it.lo > end]
     for k in range(len(levels) - 1, at - 1, -1):
         levels[k].items = [it for it in levels[k].items if it.lo <= end]
@@ -464,13 +476,15 @@ def _shared_back(levels: list[_Level], at: int, end: int) -> list[_Item]:
     return back
 
 
-def _member(m: Token, kids: Kids, lifted: list[Token]) -> _Item:
-    """A non-first conjunct; its punctuation outside its own material goes to ``lifted``."""
+def _member(m: Token, kids: Kids, lifted: list[Token], end: int) -> list[_Item]:
+    """A non-first conjunct, then its dependents after ``end`` (the next conjunct), which are
+    shared; its punctuation outside its own material goes to ``lifted``."""
     levels, puncts = _levels(m, kids, coord=True, member=True)
+    shared = _shared_back(levels, 0, end)
     lo, hi = _span(it for lv in levels for it in lv.items)
     lifted.extend(p for p in puncts if not lo < p.i < hi)
     _place_punct(levels, [p for p in puncts if lo < p.i < hi])
-    return _render(levels)
+    return [_render(levels), *shared]
 
 
 def _constituent(tok: Token, kids: Kids) -> _Item:
@@ -498,6 +512,36 @@ def _attachment(tok: Token, start: int, end: int) -> Token | None:
     return None
 
 
+def _projectivize(words: list[Token], heads: dict[int, Token | None]) -> None:
+    """Lift crossing arcs, shortest first, to the head's head until no phrase is discontinuous
+    (arcs from a root are left alone)."""
+    for _ in range(len(words) ** 2):
+        arcs = _crossing_arcs(words, heads)
+        if not arcs:
+            return
+        t = min(arcs, key=lambda t: abs(t.i - heads[t.i].i))
+        heads[t.i] = heads[heads[t.i].i]
+
+
+def _crossing_arcs(words: list[Token], heads: dict[int, Token | None]) -> list[Token]:
+    """Dependents whose arc spans a word their head does not dominate (head not a root)."""
+    pos = {t.i: k for k, t in enumerate(words)}
+    below: dict[int, set[int]] = {t.i: set() for t in words}  # positions each token dominates
+    for t in words:
+        h, steps = heads[t.i], 0
+        while h is not None and steps < len(words):
+            below[h.i].add(pos[t.i])
+            h, steps = heads[h.i], steps + 1
+    out = []
+    for t in words:
+        h = heads[t.i]
+        if h is not None and heads[h.i] is not None:
+            lo, hi = sorted((pos[t.i], pos[h.i]))
+            if any(k not in below[h.i] for k in range(lo + 1, hi)):
+                out.append(t)
+    return out
+
+
 def _dependents(sent: Span) -> tuple[Kids, list[Token]]:
     """Dependents of each token in the projection, and the roots (see the module rules)."""
     words = [t for t in sent if not t.is_space]
@@ -510,6 +554,7 @@ def _dependents(sent: Span) -> tuple[Kids, list[Token]]:
         for w in edges:
             if w != roots[0] and all(heads[t.i] != w for t in words):
                 heads[w.i] = roots[0]
+    _projectivize(words, heads)
     kids: Kids = {t.i: [] for t in sent}
     for t in words:
         if heads[t.i] is not None:

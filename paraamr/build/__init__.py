@@ -1,0 +1,16 @@
+"""The ParaAMR corpus builder (AMR back-translation), usable stage by stage."""
+
+from paraamr.build.pipeline import BuildConfig, Builder, BuildError, merge_shards, run_shard
+from paraamr.build.postprocess import postprocess
+from paraamr.build.stats import filter_by_perplexity, table1_stats
+
+__all__ = [
+    "BuildConfig",
+    "BuildError",
+    "Builder",
+    "filter_by_perplexity",
+    "merge_shards",
+    "postprocess",
+    "run_shard",
+    "table1_stats",
+]

@@ -1,0 +1,249 @@
+"""The three models of the builder, each loaded once per process and run in length-sorted batches
+under ``torch.inference_mode``: text → AMR (amrlib stog), AMR → text (amrlib gtos or any Hugging
+Face seq2seq model) and a causal LM for perplexity.
+
+Real models (online users, ``make models``): amrlib ``parse_xfm_bart_large`` (default parser) or
+``parse_spring`` (the paper's; needs transformers < 5), ``generate_t5wtense`` and ``gpt2``.
+Tests use tiny random models in the same on-disk formats (:mod:`paraamr.testing.tiny_models`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+__all__ = ["AmrlibParser", "AmrlibGenerator", "HFGenerator", "PerplexityScorer", "sorted_batches"]
+
+log = logging.getLogger(__name__)
+
+DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", None: None}
+
+
+def _device(device: str | None) -> str:
+    import torch
+
+    return device or ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _dtype(name: str | None, device: str):
+    import torch
+
+    if name is None or device == "cpu":  # half precision only on GPU
+        return None
+    return getattr(torch, DTYPES[name])
+
+
+def sorted_batches(items: Sequence[str], fn: Callable[[list[str]], list], batch_size: int) -> list:
+    """Apply ``fn`` to length-sorted batches (longest first) and return results in input order.
+
+    >>> sorted_batches(["ccc", "a", "bb"], lambda b: [len(x) for x in b], 2)
+    [3, 1, 2]
+    """
+    order = sorted(range(len(items)), key=lambda i: -len(items[i]))
+    out: list = [None] * len(items)
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        for i, r in zip(idx, fn([items[i] for i in idx]), strict=True):
+            out[i] = r
+    return out
+
+
+def _check_model_dir(model_dir: str, what: str) -> None:
+    if not Path(model_dir).is_dir():
+        raise FileNotFoundError(
+            f"{what} model dir {model_dir} not found. Download the amrlib models with "
+            "`make models` (needs network) or point the config at a local model dir."
+        )
+
+
+class AmrlibParser:
+    """Text → AMR with an amrlib stog model directory (``amrlib.load_stog_model``).
+
+    ``parse`` returns PENMAN strings with ``# ::snt`` metadata, or ``None`` where amrlib could not
+    deserialise any beam.
+    """
+
+    def __init__(
+        self,
+        model_dir: str,
+        batch_size: int = 16,
+        num_beams: int = 1,
+        device: str | None = None,
+        dtype: str | None = None,
+        tok_name_or_path: str | None = None,
+    ):
+        import amrlib
+
+        _check_model_dir(model_dir, "AMR parser")
+        self.model_dir, self.device = model_dir, _device(device)
+        kw = {"device": self.device, "batch_size": batch_size, "num_beams": num_beams}
+        if tok_name_or_path:
+            kw["tok_name_or_path"] = tok_name_or_path
+        self.inference = amrlib.load_stog_model(model_dir=model_dir, **kw)
+        dt = _dtype(dtype, self.device)
+        if dt is not None:
+            self.inference.model.to(dt)
+        self.batch_size = batch_size
+
+    def signature(self) -> str:
+        return f"amrlib-stog({Path(self.model_dir).name})"
+
+    def parse(self, sentences: Sequence[str]) -> list[str | None]:
+        import torch
+
+        with torch.inference_mode():
+            # amrlib sorts by length inside parse_sents; one call per chunk keeps batches full
+            return self.inference.parse_sents(list(sentences), add_metadata=True)
+
+
+class AmrlibGenerator:
+    """AMR → text with an amrlib gtos model dir (``generate_t5wtense`` and friends)."""
+
+    def __init__(
+        self,
+        model_dir: str,
+        batch_size: int = 32,
+        num_beams: int = 1,
+        use_tense: bool = False,
+        device: str | None = None,
+        dtype: str | None = None,
+    ):
+        import amrlib
+
+        _check_model_dir(model_dir, "AMR generator")
+        self.model_dir, self.use_tense, self.device = model_dir, use_tense, _device(device)
+        self.inference = amrlib.load_gtos_model(
+            model_dir=model_dir, device=self.device, batch_size=batch_size, num_beams=num_beams
+        )
+        dt = _dtype(dtype, self.device)
+        if dt is not None:
+            self.inference.model.to(dt)
+        self.batch_size = batch_size
+
+    def signature(self) -> str:
+        return f"amrlib-gtos({Path(self.model_dir).name},tense={self.use_tense})"
+
+    def generate(self, graphs: Sequence[str]) -> list[tuple[str, bool]]:
+        """(sentence, clipped) per graph; graphs are length-sorted into batches here (amrlib's
+        generator does not sort)."""
+        import torch
+
+        def run(batch: list[str]) -> list[tuple[str, bool]]:
+            sents, clips = self.inference.generate(batch, use_tense=self.use_tense)
+            return list(zip(sents, clips, strict=True))
+
+        with torch.inference_mode():
+            return sorted_batches(list(graphs), run, self.batch_size)
+
+
+class HFGenerator:
+    """AMR → text with any Hugging Face seq2seq model fed the one-line PENMAN graph."""
+
+    def __init__(
+        self,
+        model_name_or_path: str,
+        batch_size: int = 32,
+        num_beams: int = 1,
+        max_in_len: int = 512,
+        max_new_tokens: int = 96,
+        device: str | None = None,
+        dtype: str | None = None,
+    ):
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        self.name, self.device = model_name_or_path, _device(device)
+        self.tok = AutoTokenizer.from_pretrained(model_name_or_path)
+        self.model = AutoModelForSeq2SeqLM.from_pretrained(model_name_or_path).to(self.device)
+        dt = _dtype(dtype, self.device)
+        if dt is not None:
+            self.model.to(dt)
+        self.model.eval()
+        self.batch_size, self.num_beams = batch_size, num_beams
+        self.max_in_len, self.max_new_tokens = max_in_len, max_new_tokens
+
+    def signature(self) -> str:
+        return f"hf-seq2seq({self.name})"
+
+    def generate(self, graphs: Sequence[str]) -> list[tuple[str, bool]]:
+        import torch
+
+        def run(batch: list[str]) -> list[tuple[str, bool]]:
+            enc = self.tok(
+                batch,
+                return_tensors="pt",
+                padding=True,
+                truncation=True,
+                max_length=self.max_in_len,
+            ).to(self.device)
+            clipped = [int(m.sum()) >= self.max_in_len for m in enc["attention_mask"]]
+            out = self.model.generate(
+                **enc, num_beams=self.num_beams, do_sample=False, max_new_tokens=self.max_new_tokens
+            )
+            texts = self.tok.batch_decode(out, skip_special_tokens=True)
+            return list(zip(texts, clipped, strict=True))
+
+        with torch.inference_mode():
+            return sorted_batches(list(graphs), run, self.batch_size)
+
+
+class PerplexityScorer:
+    """Perplexity of each sentence under a causal LM: exp(mean token NLL), the sentence scored
+    after a beginning-of-text token (GPT-2's ``<|endoftext|>`` by default)."""
+
+    def __init__(
+        self,
+        model_name_or_path: str,
+        batch_size: int = 32,
+        device: str | None = None,
+        dtype: str | None = None,
+        max_length: int = 256,
+        prefix: str | None = None,
+    ):
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.name, self.device = model_name_or_path, _device(device)
+        self.tok = AutoTokenizer.from_pretrained(model_name_or_path)
+        self.model = AutoModelForCausalLM.from_pretrained(model_name_or_path).to(self.device)
+        dt = _dtype(dtype, self.device)
+        if dt is not None:
+            self.model.to(dt)
+        self.model.eval()
+        self.prefix = prefix if prefix is not None else (self.tok.bos_token or "")
+        self.batch_size, self.max_length = batch_size, max_length
+
+    def signature(self) -> str:
+        return f"ppl({self.name})"
+
+    def perplexities(self, sentences: Sequence[str]) -> list[float]:
+        import torch
+
+        def run(batch: list[str]) -> list[float]:
+            ids = [
+                self.tok(self.prefix + s, truncation=True, max_length=self.max_length)["input_ids"]
+                for s in batch
+            ]
+            n_prefix = len(self.tok(self.prefix)["input_ids"]) if self.prefix else 0
+            width = max(len(x) for x in ids)
+            pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
+            inp = torch.full((len(ids), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(ids), width), dtype=torch.long)
+            for i, x in enumerate(ids):
+                inp[i, : len(x)] = torch.tensor(x)
+                mask[i, : len(x)] = 1
+            inp, mask = inp.to(self.device), mask.to(self.device)
+            logits = self.model(input_ids=inp, attention_mask=mask).logits.float()
+            logp = torch.log_softmax(logits[:, :-1], dim=-1)
+            nll = -logp.gather(-1, inp[:, 1:].unsqueeze(-1)).squeeze(-1)
+            target_mask = mask[:, 1:].clone()
+            if n_prefix > 1:
+                target_mask[:, : n_prefix - 1] = 0
+            out = []
+            for i in range(len(ids)):
+                m = target_mask[i].bool()
+                out.append(math.exp(float(nll[i][m].mean())) if m.any() else float("nan"))
+            return out
+
+        with torch.inference_mode():
+            return sorted_batches(list(sentences), run, self.batch_size)

@@ -1,0 +1,69 @@
+"""Corpus statistics in the layout of the paper's Table 1, and the perplexity filter.
+
+>>> rows = [{"text": "a b c", "paraphrases": [{"para_text": "c b a", "perplexity": 50.0},
+...                                          {"para_text": "a c", "perplexity": 300.0}]}]
+>>> table1_stats(rows)["avg_paraphrases"]
+2.0
+>>> [len(r["paraphrases"]) for r in filter_by_perplexity(rows, 120)]
+[1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+__all__ = ["table1_stats", "filter_by_perplexity", "PAPER_TABLE1", "render_table1"]
+
+PAPER_TABLE1 = {
+    "ParaNMT": (51_409_584, 1.00, 11.90),
+    "ParaBank1": (57_065_358, 4.31, 12.16),
+    "ParaBank2": (19_723_003, 4.75, 15.51),
+    "ParaAMR": (15_543_606, 6.91, 15.20),
+}
+
+
+def table1_stats(records: Iterable[dict]) -> dict:
+    """#instances (sources), average #paraphrases per source, average length in whitespace words
+    of sources and of paraphrases."""
+    n = n_para = src_words = para_words = 0
+    for r in records:
+        n += 1
+        src_words += len(r["text"].split())
+        for p in r["paraphrases"]:
+            n_para += 1
+            para_words += len(p["para_text"].split())
+    return {
+        "instances": n,
+        "avg_paraphrases": n_para / n if n else 0.0,
+        "avg_source_length": src_words / n if n else 0.0,
+        "avg_paraphrase_length": para_words / n_para if n_para else 0.0,
+    }
+
+
+def filter_by_perplexity(records: Iterable[dict], max_ppl: float) -> Iterator[dict]:
+    """Keep paraphrases with perplexity <= ``max_ppl`` (paper: 120 general, 110 for SimCSE and
+    few-shot, 85 for SCPN); sources left with none are dropped. Paraphrases without a perplexity
+    are an error (score the corpus first)."""
+    for r in records:
+        kept = []
+        for p in r["paraphrases"]:
+            if p.get("perplexity") is None:
+                raise ValueError(f"paraphrase without perplexity in source {r['text'][:60]!r}")
+            if p["perplexity"] <= max_ppl:
+                kept.append(p)
+        if kept:
+            yield {**r, "paraphrases": kept}
+
+
+def render_table1(name: str, stats: dict, note: str) -> str:
+    lines = [
+        f"# Table 1 layout: {note}",
+        "",
+        "| dataset | #instances | avg #paraphrases | avg length (paraphrase) | source |",
+        "|---|---|---|---|---|",
+        f"| {name} | {stats['instances']:,} | {stats['avg_paraphrases']:.2f} | "
+        f"{stats['avg_paraphrase_length']:.2f} | ours |",
+    ]
+    for k, (n, a, length) in PAPER_TABLE1.items():
+        lines.append(f"| {k} | {n:,} | {a:.2f} | {length:.2f} | paper |")
+    return "\n".join(lines) + "\n"

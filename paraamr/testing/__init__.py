@@ -1,0 +1,1 @@
+"""Test and demo helpers: tiny models in real on-disk formats, a rule-based generator."""

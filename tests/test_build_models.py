@@ -1,0 +1,113 @@
+"""The builder with tiny random models in the real on-disk formats: amrlib's own loaders and
+inference run (stog, gtos) and a Hugging Face causal LM scores perplexity."""
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from paraamr.build.models import PerplexityScorer  # noqa: E402
+from paraamr.build.run import run_build  # noqa: E402
+from paraamr.testing.tiny_models import (  # noqa: E402
+    build_tiny_causal_lm,
+    build_tiny_gtos,
+    build_tiny_stog,
+)
+
+CONF = str(Path(__file__).resolve().parents[1] / "conf")
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tiny")
+    build_tiny_stog(d / "stog")
+    build_tiny_gtos(d / "gtos")
+    build_tiny_causal_lm(d / "lm")
+    return d
+
+
+def cfg(*overrides):
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        return compose("build", overrides=list(overrides))
+
+
+def test_gold_graphs_tiny_generator_and_lm(tiny_dir, data_dir, tmp_path):
+    src = (data_dir / "amr" / "amr-bank-struct-v3.0.txt").read_text(encoding="utf-8")
+    blocks = [b for b in src.split("\n\n") if "::snt" in b][:24]
+    inp = tmp_path / "lp.amr"
+    inp.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    summary = run_build(
+        cfg(
+            "+experiment=tiny",
+            "stog=none",
+            "input_format=penman",
+            f"tiny_dir={tiny_dir}",
+            f"input={inp}",
+            f"out_dir={tmp_path}/out",
+            "progress=false",
+            "chunk_size=8",
+            "keep_graphs=true",
+        )
+    )
+    c = summary["counts"]
+    assert c["items"] == 24 and c["records"] + c["rejects"] == 24 and c["records"] > 0
+    for line in (tmp_path / "out" / "corpus.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        for p in r["paraphrases"]:
+            assert p["perplexity"] is None or (
+                math.isfinite(p["perplexity"]) and p["perplexity"] > 1
+            )
+            assert p["amr"].startswith("(" + p["focus"])
+    assert "amrlib-gtos" in summary["signature"]["generator"]
+    assert (tmp_path / "out" / "table1.md").exists()
+
+
+def test_sentences_through_the_tiny_parser(tiny_dir, tmp_path):
+    inp = tmp_path / "s.txt"
+    inp.write_text("The boy wants to go.\n\nThe girl said it was raining.\nHe left.\n")
+    summary = run_build(
+        cfg(
+            "+experiment=tiny",
+            f"tiny_dir={tiny_dir}",
+            f"input={inp}",
+            f"out_dir={tmp_path}/out",
+            "progress=false",
+            "lm=none",
+        )
+    )
+    c = summary["counts"]
+    assert c["items"] == 4 and c["records"] + c["rejects"] == 4  # nothing lost
+    rejects = [
+        json.loads(x) for x in (tmp_path / "out" / "corpus.rejects.jsonl").read_text().splitlines()
+    ]
+    assert any(r["line"] == 2 and r["stage"] == "input" for r in rejects)
+    assert "amrlib-stog" in summary["signature"]["parser"]
+
+
+def test_perplexity_equals_the_models_own_loss(tiny_dir):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    scorer = PerplexityScorer(str(tiny_dir / "lm"), device="cpu", batch_size=2)
+    sents = ["the boy wants to go .", "a much longer sentence about a little prince and a rose ."]
+    ours = scorer.perplexities(sents)
+    tok = AutoTokenizer.from_pretrained(str(tiny_dir / "lm"))
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_dir / "lm")).eval()
+    for s, v in zip(sents, ours, strict=True):
+        ids = tok(scorer.prefix + s, return_tensors="pt")["input_ids"]
+        with torch.no_grad():
+            loss = model(input_ids=ids, labels=ids).loss
+        assert v == pytest.approx(math.exp(float(loss)), rel=1e-4)
+
+
+def test_missing_model_dir_says_how_to_get_models(tmp_path):
+    from paraamr.build.models import AmrlibParser
+
+    with pytest.raises(FileNotFoundError, match="make models"):
+        AmrlibParser(str(tmp_path / "model_parse_xfm_bart_large"))
