@@ -8,7 +8,8 @@ CORPORA ?=
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-slow test-full lint table2 bench-metrics parser-agreement data models-stanza clean
+.PHONY: help setup test test-slow test-full lint table2 bench-metrics parser-agreement data models-stanza \
+	models tiny-models build build-demo table1 bench-build clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -50,6 +51,27 @@ data: ## (online) fetch the public evaluation sets into DATA_DIR (default data/)
 
 models-stanza: setup ## (online) download stanza's English constituency models
 	$(PY) -c "import stanza; stanza.download('en', processors='tokenize,pos,constituency')"
+
+models: setup ## (online) download the amrlib parser/generator and GPT-2 into models/
+	$(PY) -m paraamr.build.download --out models
+
+tiny-models: setup ## build tiny random models (real on-disk formats) into .cache/tiny-models
+	$(PY) -m paraamr.testing.tiny_models --out .cache/tiny-models
+
+INPUT ?=
+BUILD_OUT ?= results/build
+build: setup ## build a ParaAMR-style corpus: make build INPUT=sentences.txt BUILD_OUT=dir [ARGS=...]
+	$(PY) experiments/build.py input=$(INPUT) out_dir=$(BUILD_OUT) $(ARGS)
+
+build-demo: tiny-models ## offline demo: gold Little Prince AMR graphs -> re-focused graphs -> (tiny-model) text
+	$(PY) -m paraamr.build.demo --out results/build-demo $(ARGS)
+
+CORPUS ?= results/build/corpus.jsonl
+table1: setup ## Table 1 statistics of a corpus: make table1 CORPUS=file.jsonl
+	$(PY) -m paraamr.build table1 $(CORPUS)
+
+bench-build: setup ## per-stage sentences/s, batched vs one per call, real architectures (random weights)
+	$(PY) benchmarks/bench_build.py --out results/bench/build.json
 
 clean: ## remove results and caches
 	rm -rf results outputs multirun .pytest_cache .ruff_cache

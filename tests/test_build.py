@@ -177,3 +177,12 @@ def test_kill_9_and_resume_is_byte_identical(little_prince, tmp_path):
     subprocess.run(_build_cmd(little_prince, out), cwd=ROOT, env=env, check=True)
     for name in ("corpus.jsonl", "corpus.rejects.jsonl"):
         assert (out / name).read_bytes() == (tmp_path / "ref" / name).read_bytes()
+
+
+def test_build_demo_says_what_its_text_is_worth(tmp_path, data_dir):
+    from paraamr.build.demo import run_demo
+
+    md = run_demo(str(tmp_path), generator="concepts", n_graphs=6, data_dir=str(data_dir))
+    text = md.read_text()
+    assert "NOT PARAPHRASES" in text and "focus `" in text
+    assert (tmp_path / "corpus.jsonl").read_text().count("\n") >= 4
