@@ -186,3 +186,30 @@ def test_build_demo_says_what_its_text_is_worth(tmp_path, data_dir):
     text = md.read_text()
     assert "NOT PARAPHRASES" in text and "focus `" in text
     assert (tmp_path / "corpus.jsonl").read_text().count("\n") >= 4
+
+
+@pytest.mark.slow
+def test_submitit_local_job_array_then_merge(little_prince, tmp_path):
+    out = tmp_path / "arr"
+    cmd = _build_cmd(little_prince, out)[:-1] + ["limit=10"]
+    subprocess.run(
+        cmd[:2]
+        + [
+            "-m",
+            "hydra/launcher=submitit_local",
+            "num_shards=2",
+            "shard=0,1",
+            "merge=false",
+            f"hydra.sweep.dir={out}/sweep",
+            *cmd[2:],
+        ],
+        cwd=ROOT,
+        check=True,
+    )
+    subprocess.run(
+        [sys.executable, "-m", "paraamr.build", "merge", "--out", str(out), "--num-shards", "2"],
+        cwd=ROOT,
+        check=True,
+    )
+    lines = [json.loads(x)["line"] for x in (out / "corpus.jsonl").read_text().splitlines()]
+    assert lines == sorted(lines) and len(lines) > 10

@@ -111,3 +111,43 @@ def test_missing_model_dir_says_how_to_get_models(tmp_path):
 
     with pytest.raises(FileNotFoundError, match="make models"):
         AmrlibParser(str(tmp_path / "model_parse_xfm_bart_large"))
+
+
+def test_hf_seq2seq_generator_keeps_input_order(tmp_path):
+    from paraamr.build.models import HFGenerator
+    from paraamr.testing.tiny_models import build_tiny_seq2seq
+
+    d = build_tiny_seq2seq(tmp_path / "s2s")
+    gen = HFGenerator(str(d), batch_size=2, max_new_tokens=8, device="cpu")
+    graphs = [
+        "(w / want-01 :ARG0 (b / boy))",
+        "(b / boy)",
+        "(g / go-02 :ARG0 (b / boy) :time (n / now))",
+    ]
+    out = gen.generate(graphs)
+    assert len(out) == 3 and all(isinstance(t, str) and isinstance(c, bool) for t, c in out)
+    singles = [gen.generate([g])[0][0] for g in graphs]  # batching must not reorder
+    assert [t for t, _ in out] == singles
+
+
+def test_filter_by_perplexity_cli(tmp_path):
+    from paraamr.build.__main__ import main
+
+    src = tmp_path / "c.jsonl"
+    src.write_text(
+        json.dumps(
+            {
+                "text": "a b",
+                "paraphrases": [
+                    {"para_text": "b a", "perplexity": 50.0},
+                    {"para_text": "a", "perplexity": 500.0},
+                ],
+            }
+        )
+        + "\n"
+        + json.dumps({"text": "c", "paraphrases": [{"para_text": "d", "perplexity": 999.0}]})
+        + "\n"
+    )
+    main(["filter", str(src), str(tmp_path / "f.jsonl"), "--max-ppl", "110"])
+    rows = [json.loads(x) for x in (tmp_path / "f.jsonl").read_text().splitlines()]
+    assert rows == [{"text": "a b", "paraphrases": [{"para_text": "b a", "perplexity": 50.0}]}]

@@ -19,6 +19,7 @@ import heapq
 import json
 import logging
 import os
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -78,6 +79,16 @@ class Builder:
     scorer: object | None = None
     cfg: BuildConfig = field(default_factory=BuildConfig)
     source: str = "<input>"
+    timings: Counter = field(default_factory=Counter)  # seconds and item counts per stage
+
+    def stage_rates(self) -> dict[str, str]:
+        """Items per second of each model stage so far (for the progress bar)."""
+        out = {}
+        for stage in ("parse", "generate", "ppl"):
+            t = self.timings[f"{stage}_s"]
+            if t > 0:
+                out[stage] = f"{self.timings[stage] / t:.1f}/s"
+        return out
 
     def signature(self) -> dict:
         sig = lambda m: m.signature() if m is not None else None  # noqa: E731
@@ -115,7 +126,10 @@ class Builder:
         if need:
             if self.parser is None:
                 raise BuildError("sentence input needs an AMR parser (stog) in the config")
-            for it, g in zip(need, self.parser.parse([it.text for it in need]), strict=True):
+            t0 = time.perf_counter()
+            graphs = self.parser.parse([it.text for it in need])
+            self.timings.update({"parse_s": time.perf_counter() - t0, "parse": len(need)})
+            for it, g in zip(need, graphs, strict=True):
                 it.graph = g
         # 2-3. re-focus + linearize
         jobs: list[tuple[Item, str, str]] = []  # (item, focus, one-line graph)
@@ -148,7 +162,9 @@ class Builder:
             if not ok:
                 self._reject(rejects, it, "refocus", f"no focus of {len(foci)} could be laid out")
         # 4. AMR -> text (one batched call for the chunk; isolate failures if it raises)
+        t0 = time.perf_counter()
         texts = self._generate([g for _, _, g in jobs], counts)
+        self.timings.update({"generate_s": time.perf_counter() - t0, "generate": len(jobs)})
         by_item: dict[int, list[tuple[str, str, str]]] = {}
         for (it, f, g), t in zip(jobs, texts, strict=True):
             if t is not None:
@@ -192,9 +208,10 @@ class Builder:
         # 6. perplexity
         if self.scorer is not None and records:
             flat = [p for r in records for p in r["paraphrases"]]
-            for p, ppl in zip(
-                flat, self.scorer.perplexities([p["para_text"] for p in flat]), strict=True
-            ):
+            t0 = time.perf_counter()
+            ppls = self.scorer.perplexities([p["para_text"] for p in flat])
+            self.timings.update({"ppl_s": time.perf_counter() - t0, "ppl": len(flat)})
+            for p, ppl in zip(flat, ppls, strict=True):
                 p["perplexity"] = round(ppl, 4) if ppl == ppl else None
         counts["records"] += len(records)
         counts["rejects"] += len(rejects)
@@ -302,11 +319,13 @@ def run_shard(
 
         items = itertools.islice(items, limit)
     counts = Counter(state["counts"])
+    total = _count_items(input_path, input_format, shard, num_shards, limit)
     bar = tqdm(
         desc=f"build {name}",
         unit="sent",
+        total=total,
         disable=not progress,
-        initial=state["chunks_done"] * builder.cfg.chunk_size,
+        initial=counts["items"],
     )
     with bar:
         for k, chunk in enumerate(chunked(items, builder.cfg.chunk_size)):
@@ -321,6 +340,7 @@ def run_shard(
             state["counts"] = dict(counts)
             _write_json_atomic(prog_path, state)
             bar.update(len(chunk))
+            bar.set_postfix(builder.stage_rates(), refresh=False)
     os.replace(part, final)
     os.replace(part_rej, final_rej)
     state["done"] = True
@@ -334,6 +354,20 @@ def run_shard(
         counts["rejects"],
     )
     return state
+
+
+def _count_items(path, fmt, shard: int, num_shards: int, limit: int | None) -> int | None:
+    """Items this shard will see (for the ETA): a fast newline count for line formats."""
+    from paraamr.build.inputs import guess_input_format
+
+    if (fmt or guess_input_format(path)) == "penman":
+        return limit
+    n = 0
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 24):
+            n += block.count(b"\n")
+    per_shard = (n - shard + num_shards - 1) // num_shards
+    return min(per_shard, limit) if limit else per_shard
 
 
 def _rows(path: Path) -> Iterator[tuple[int, str]]:
