@@ -35,6 +35,18 @@ def _dtype(name: str | None, device: str):
     return getattr(torch, DTYPES[name])
 
 
+def _load_hf(auto_cls, name: str, device: str, dtype: str | None):
+    """Tokenizer + model in eval mode on ``device`` (half precision only on GPU)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(name)
+    model = auto_cls.from_pretrained(name).to(device)
+    dt = _dtype(dtype, device)
+    if dt is not None:
+        model.to(dt)
+    return tok, model.eval()
+
+
 def sorted_batches(items: Sequence[str], fn: Callable[[list[str]], list], batch_size: int) -> list:
     """Apply ``fn`` to length-sorted batches (longest first) and return results in input order.
 
@@ -151,15 +163,12 @@ class HFGenerator:
         device: str | None = None,
         dtype: str | None = None,
     ):
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+        from transformers import AutoModelForSeq2SeqLM
 
         self.name, self.device = model_name_or_path, _device(device)
-        self.tok = AutoTokenizer.from_pretrained(model_name_or_path)
-        self.model = AutoModelForSeq2SeqLM.from_pretrained(model_name_or_path).to(self.device)
-        dt = _dtype(dtype, self.device)
-        if dt is not None:
-            self.model.to(dt)
-        self.model.eval()
+        self.tok, self.model = _load_hf(
+            AutoModelForSeq2SeqLM, model_name_or_path, self.device, dtype
+        )
         self.batch_size, self.num_beams = batch_size, num_beams
         self.max_in_len, self.max_new_tokens = max_in_len, max_new_tokens
 
@@ -201,15 +210,12 @@ class PerplexityScorer:
         max_length: int = 256,
         prefix: str | None = None,
     ):
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
 
         self.name, self.device = model_name_or_path, _device(device)
-        self.tok = AutoTokenizer.from_pretrained(model_name_or_path)
-        self.model = AutoModelForCausalLM.from_pretrained(model_name_or_path).to(self.device)
-        dt = _dtype(dtype, self.device)
-        if dt is not None:
-            self.model.to(dt)
-        self.model.eval()
+        self.tok, self.model = _load_hf(
+            AutoModelForCausalLM, model_name_or_path, self.device, dtype
+        )
         self.prefix = prefix if prefix is not None else (self.tok.bos_token or "")
         self.batch_size, self.max_length = batch_size, max_length
 
