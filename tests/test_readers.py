@@ -128,3 +128,15 @@ def test_common_subset_streams():
     assert len(keys) == 2
     assert [r.text for r in filter_common(iter(a), keys)] == ["B.", "C."]
     assert [r.text for r in filter_common(iter(b), keys)] == ["C.", " B. "]
+
+
+def test_msrp_positive_pairs_real(data_dir):
+    recs = list(read_corpus(data_dir / "paraphrase" / "msrp" / "msr-para-train.tsv", "msrp"))
+    assert 2300 < len(recs) < 3576  # about two thirds of the pairs are paraphrases
+    assert recs[0].text.startswith("Amrozi accused his brother")
+
+
+def test_msrp_header_is_checked(tmp_path):
+    p = write(tmp_path, "m.tsv", "a\tb\n")
+    with pytest.raises(CorpusFormatError, match="MSRP header"):
+        list(read_corpus(p, "msrp"))

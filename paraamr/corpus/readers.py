@@ -8,6 +8,8 @@ Formats (``FORMATS``):
 ``parabank1``          ParaBank 1 TSV: ``reference<TAB>paraphrase[<TAB>paraphrase...]``
 ``parabank2``          ParaBank 2 TSV: ``score<TAB>reference<TAB>paraphrase[<TAB>...]``
 ``pairs``              plain ``source<TAB>paraphrase`` TSV
+``msrp``               MSR Paraphrase Corpus TSV (header ``Quality #1 ID #2 ID #1 String
+                       #2 String``): the positive pairs (Quality 1), sentence 1 as source
 ``parabank-eval-paranmt``    ParaBank-Eval directory, ``sys_id`` 35 (ParaNMT-50M output)
 ``parabank-eval-parabank1``  ParaBank-Eval directory, every other non-zero ``sys_id``
 =====================  ===============================================================
@@ -162,6 +164,27 @@ def _read_tsv(path: str, skips: SkipLog, fmt: str) -> Iterator[SourceRecord]:
         yield current
 
 
+def _read_msrp(path: str, skips: SkipLog) -> Iterator[SourceRecord]:
+    """MSRP positive pairs; the header line is checked, negative pairs are not records."""
+    lines = iter_lines(path, skips)
+    first = next(lines, None)
+    if first is None or not first[1].startswith("Quality\t"):
+        raise CorpusFormatError("expected the MSRP header 'Quality<TAB>#1 ID<TAB>...'", path, 1)
+    for n, line in lines:
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if len(cols) != 5 or cols[0] not in ("0", "1"):
+            skips.skip(f"expected 5 columns with Quality 0/1, got {len(cols)} columns", path, n)
+            continue
+        if cols[0] != "1":
+            continue
+        src = _clean(cols[3], "sentence 1", skips, path, n)
+        para = _clean(cols[4], "sentence 2", skips, path, n)
+        if src and para:
+            yield SourceRecord(src, [Paraphrase(para)], extra={"ids": cols[1:3]}, path=path, line=n)
+
+
 def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[SourceRecord]:
     """ParaBank-Eval (``ref.tsv`` + ``candidates.tsv``): one record per reference, distinct
     candidates of the chosen system(s), in file order. The set is small (400 sources)."""
@@ -211,6 +234,7 @@ FORMATS = (
     "parabank1",
     "parabank2",
     "pairs",
+    "msrp",
     "parabank-eval-paranmt",
     "parabank-eval-parabank1",
 )
@@ -247,6 +271,8 @@ def read_corpus(
         raise DataNotFoundError(f"corpus {path} does not exist")
     if fmt == "paraamr":
         return _read_jsonl(path, skips)
+    if fmt == "msrp":
+        return _read_msrp(path, skips)
     if fmt.startswith("parabank-eval-"):
         return _read_parabank_eval(path, skips, fmt.removeprefix("parabank-eval-"))
     return _read_tsv(path, skips, fmt)
