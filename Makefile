@@ -3,12 +3,13 @@ SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
-OUT ?= results/table2
+OUT ?=
+MODEL ?= minilm
 CORPORA ?=
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-slow test-full lint table2 bench-metrics parser-agreement data models-stanza \
+.PHONY: help setup test test-slow test-full lint table2 sts bench-metrics parser-agreement data models-stanza \
 	models tiny-models build build-demo table1 bench-build clean
 
 help: ## list targets
@@ -38,7 +39,10 @@ lint: setup ## ruff lint + format check
 	$(VENV)/bin/ruff format --check paraamr experiments analysis tests benchmarks
 
 table2: setup ## Table 2 (default: offline analogue on ParaBank-Eval); CORPORA="name=FILE[:fmt] ..." OUT=dir
-	$(PY) experiments/table2.py out_dir=$(OUT) $(if $(CORPORA),'corpora="$(CORPORA)"') $(ARGS)
+	$(PY) experiments/table2.py out_dir=$(or $(OUT),results/table2) $(if $(CORPORA),'corpora="$(CORPORA)"') $(ARGS)
+
+sts: setup ## STS12-16 + STS-B dev + SICK-R ("all" setting) of any encoder: MODEL=name-or-path OUT=dir
+	$(PY) experiments/sts.py model=$(MODEL) out_dir=$(or $(OUT),results/sts) $(ARGS)
 
 bench-metrics: setup ## benchmark TED kernels and end-to-end Table 2 vs the naive loop (JSON in results/bench)
 	$(PY) benchmarks/bench_metrics.py --out results/bench/metrics.json

@@ -66,14 +66,14 @@ def correlations(sims: np.ndarray, gold: np.ndarray) -> dict[str, float | int]:
 def _encode_unique(model, sentences: Sequence[str], batch_size: int) -> np.ndarray:
     """Embed (one ``encode`` call) and L2-normalise; zero vectors stay zero (cosine 0)."""
     if not sentences:
-        return np.zeros((0, 1), dtype=np.float32)
+        return np.zeros((0, 1))
     emb = model.encode(
         list(sentences),
         batch_size=batch_size,
         convert_to_numpy=True,
         normalize_embeddings=True,
     )
-    emb = np.asarray(emb, dtype=np.float32)
+    emb = np.asarray(emb, dtype=np.float64)  # float64 cosines: ties do not hinge on rounding
     norm = np.linalg.norm(emb, axis=1, keepdims=True)
     return emb / np.where(norm > 0, norm, 1.0)
 

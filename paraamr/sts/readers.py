@@ -177,10 +177,10 @@ def _subset(rows: list[tuple[str, str, float | None]]) -> tuple[Subset, int]:
 def _year_name(text: str) -> str:
     """``STS12-en-test`` / ``2012`` / ``sts12`` -> ``STS12``.
 
-    >>> _year_name("STS14-en-test"), _year_name("2015")
-    ('STS14', 'STS15')
+    >>> _year_name("STS14-en-test"), _year_name("2015"), _year_name("sts2016"), _year_name("x")
+    ('STS14', 'STS15', 'STS16', 'x')
     """
-    m = re.search(r"(?:sts|20)(1\d)", text, flags=re.IGNORECASE)
+    m = re.match(r"(?:sts[-_]?(?:20)?|20)(\d\d)\b", text, flags=re.IGNORECASE)
     return f"STS{m.group(1)}" if m else text
 
 
@@ -344,6 +344,7 @@ def load_sts_suite(
     include: Sequence[str] = DEFAULT_INCLUDE,
     *,
     stsb_path: str | os.PathLike | None = None,
+    stsb_name: str = STSB_DEV,
     sickr_path: str | os.PathLike | None = None,
 ) -> dict[str, StsSet]:
     """The STS suite keyed by set name, in ``include`` order.
@@ -357,6 +358,8 @@ def load_sts_suite(
             required; STS-B and SICK-R are included when their files are present (STS-B offline
             is the GLUE dev set, named ``STSBenchmark-dev``).
         stsb_path, sickr_path: other STS-B / SICK-R files.
+        stsb_name: the STS-B set's name; pass ``"STSBenchmark"`` with ``stsb_path`` pointing at
+            the STS-B test set (what SimCSE's table reports).
 
     Raises:
         DataNotFoundError: a requested STS year is missing.
@@ -383,7 +386,7 @@ def load_sts_suite(
             if not p.is_file():
                 log.info("STS-B file %s not found: STS-B left out", p)
                 continue
-            s = read_stsb(p)
+            s = read_stsb(p, stsb_name)
         else:
             p = Path(sickr_path) if sickr_path else root / SICKR_FILE
             if not p.is_file():

@@ -1,0 +1,425 @@
+"""Supervised SimCSE as a Lightning module, an STS-B dev evaluator, and the export to
+sentence-transformers format.
+
+Pooling (``POOLINGS``):
+
+- ``cls``: the last-layer hidden state of the first token (``[CLS]``), with no MLP on top. SimCSE
+  itself trains supervised models with a freshly initialised dense+tanh MLP over ``[CLS]``
+  (``--pooler_type cls``) and ships it as the BERT pooler; we leave it out so the exported
+  ``Transformer + Pooling(cls)`` model is exactly the trained network (SimCSE's
+  ``cls_before_pooler``).
+- ``mean``: mean of the last-layer hidden states over the attention mask (sentence-transformers'
+  ``mean`` pooling; what MiniLM was trained with).
+
+Under DDP the embeddings of every process are gathered (``all_gather(sync_grads=True)``) before
+the loss, so each anchor sees the whole global batch as negatives and the gradient equals that of
+one device holding the global batch.
+
+>>> pairs = [("a", "b", 2.0), ("c", "d", 3.0), ("e", "f", 1.0)]
+>>> import numpy as np
+>>> table = {"a": [1, 0], "b": [1, 0.1], "c": [1, 0], "d": [1, 0], "e": [1, 0], "f": [1, 0.5]}
+>>> encode = lambda xs, batch_size=64: np.array([table[x] for x in xs], dtype=float)
+>>> round(stsb_dev_spearman(encode, pairs), 3)
+1.0
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+from torch import Tensor
+
+from paraamr.corpus.readers import iter_lines
+from paraamr.errors import CorpusFormatError, DataNotFoundError, ParaAMRError
+from paraamr.simcse.loss import simcse_loss
+
+__all__ = [
+    "POOLINGS",
+    "STSB_DEV",
+    "SimCSEModule",
+    "pool",
+    "read_stsb_dev",
+    "stsb_dev_spearman",
+    "StsbDevEvaluator",
+    "StsDevCallback",
+    "save_sentence_transformer",
+]
+
+log = logging.getLogger(__name__)
+
+POOLINGS = ("cls", "mean")
+# Full GLUE STS-B dev (1,500 pairs), relative to the data directory.
+STSB_DEV = os.path.join("glue", "k-shot", "STS-B", "16-42", "test.tsv")
+SentencePair = tuple[str, str, float]
+
+
+def pool(hidden: Tensor, attention_mask: Tensor, mode: str) -> Tensor:
+    """Sentence embeddings ``(N, D)`` from token states ``(N, L, D)``; see :data:`POOLINGS`.
+
+    >>> h = torch.tensor([[[1.0], [3.0], [100.0]]]); m = torch.tensor([[1, 1, 0]])
+    >>> pool(h, m, "cls").tolist(), pool(h, m, "mean").tolist()
+    ([[1.0]], [[2.0]])
+    """
+    if mode == "cls":
+        return hidden[:, 0]
+    if mode == "mean":
+        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+    raise ValueError(f"unknown pooling {mode!r}; known: {POOLINGS}")
+
+
+class SimCSEModule(pl.LightningModule):
+    """Supervised SimCSE: a Hugging Face encoder trained on (anchor, positive, negative) batches.
+
+    Args:
+        model_name_or_path: a local model directory or hub name (``AutoModel``).
+        pooling: ``cls`` or ``mean`` (module docstring).
+        temperature: SimCSE temperature (0.05).
+        hard_negative_weight: log-space bonus on each anchor's own negative (SimCSE: 0).
+        lr: peak learning rate of AdamW.
+        weight_decay: AdamW weight decay (not applied to biases and LayerNorm weights).
+        warmup_steps: linear warm-up steps, then linear decay to 0 at the last step.
+        max_seq_length: truncation length of :meth:`encode` (training truncates in the collator).
+        tokenizer_name_or_path: defaults to ``model_name_or_path``.
+        gather_across_devices: gather embeddings over DDP processes (global in-batch negatives).
+    """
+
+    def __init__(
+        self,
+        model_name_or_path: str,
+        pooling: str = "cls",
+        temperature: float = 0.05,
+        hard_negative_weight: float = 0.0,
+        lr: float = 3e-5,
+        weight_decay: float = 0.0,
+        warmup_steps: int = 0,
+        max_seq_length: int | None = None,
+        tokenizer_name_or_path: str | None = None,
+        gather_across_devices: bool = True,
+    ) -> None:
+        super().__init__()
+        if pooling not in POOLINGS:
+            raise ValueError(f"unknown pooling {pooling!r}; known: {POOLINGS}")
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        self.save_hyperparameters()
+        from transformers import AutoModel
+
+        self.encoder = AutoModel.from_pretrained(str(model_name_or_path))
+        self.encoder.train()  # from_pretrained returns eval mode; SimCSE trains with dropout on
+        self._tokenizer = None
+
+    @property
+    def tokenizer(self) -> Any:
+        """The Hugging Face tokenizer (loaded on first use)."""
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            hp = self.hparams
+            self._tokenizer = AutoTokenizer.from_pretrained(
+                str(hp.tokenizer_name_or_path or hp.model_name_or_path)
+            )
+        return self._tokenizer
+
+    @property
+    def embedding_dim(self) -> int:
+        return int(self.encoder.config.hidden_size)
+
+    def forward(self, features: dict[str, Tensor]) -> Tensor:
+        """Pooled embeddings ``(N, D)`` of a tokenized batch."""
+        accepted = ("input_ids", "attention_mask", "token_type_ids")
+        out = self.encoder(**{k: v for k, v in features.items() if k in accepted})
+        return pool(out.last_hidden_state, features["attention_mask"], self.hparams.pooling)
+
+    def _world_size(self) -> int:
+        return self._trainer.world_size if self._trainer is not None else 1
+
+    def training_step(self, batch: dict[str, Tensor], batch_idx: int) -> Tensor:
+        z = self(batch)
+        if z.shape[0] % 3:
+            raise ParaAMRError(
+                f"a SimCSE batch has 3B rows (anchors, positives, negatives), got {z.shape[0]}"
+            )
+        local_b = z.shape[0] // 3
+        z = z.view(3, local_b, -1).transpose(0, 1)  # (B, 3, D)
+        if self.hparams.gather_across_devices and self._world_size() > 1:
+            z = self.all_gather(z, sync_grads=True).reshape(-1, 3, z.shape[-1])
+        z1, z2, z3 = z.unbind(1)
+        loss = simcse_loss(z1, z2, z3, self.hparams.temperature, self.hparams.hard_negative_weight)
+        lr = self._current_lr()
+        if not torch.isfinite(loss):
+            raise RuntimeError(
+                f"SimCSE loss is {loss.item()} at step {self.global_step} (lr {lr:.3g}, "
+                f"temperature {self.hparams.temperature}): lower the learning rate (or raise "
+                "warmup_steps), check the training data for empty or garbage sentences, or use "
+                "precision 32; stopped before any checkpoint of this step was written"
+            )
+        self.log("train/loss", loss, prog_bar=True, batch_size=local_b)
+        self.log("train/lr", lr, batch_size=local_b)
+        # candidates per anchor = 2 x global batch: shows the negatives span all processes
+        self.log("train/num_candidates", float(2 * z1.shape[0]), batch_size=local_b)
+        return loss
+
+    def _current_lr(self) -> float:
+        try:
+            return float(self.optimizers().param_groups[0]["lr"])
+        except (RuntimeError, AttributeError, IndexError, TypeError):
+            return float(self.hparams.lr)
+
+    def configure_optimizers(self) -> Any:
+        from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
+
+        decay, no_decay = [], []
+        for name, p in self.named_parameters():
+            if not p.requires_grad:
+                continue
+            plain = name.endswith("bias") or "LayerNorm" in name or "layer_norm" in name
+            (no_decay if plain else decay).append(p)
+        opt = torch.optim.AdamW(
+            [
+                {"params": decay, "weight_decay": self.hparams.weight_decay},
+                {"params": no_decay, "weight_decay": 0.0},
+            ],
+            lr=self.hparams.lr,
+        )
+        total = self.trainer.estimated_stepping_batches
+        if math.isfinite(total) and total > 0:
+            sched = get_linear_schedule_with_warmup(opt, self.hparams.warmup_steps, int(total))
+        else:  # no max_steps/max_epochs: nothing to decay towards
+            sched = get_constant_schedule_with_warmup(opt, self.hparams.warmup_steps)
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    @torch.no_grad()
+    def encode(
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 64,
+        normalize: bool = False,
+        max_seq_length: int | None = None,
+    ) -> np.ndarray:
+        """Embed sentences (eval mode, no gradient); returns a float32 ``(N, D)`` array.
+
+        Sentences are length-sorted into batches and returned in input order. Truncation:
+        ``max_seq_length``, else the module's, else the tokenizer's model maximum.
+        """
+        sentences = list(sentences)
+        out = np.zeros((len(sentences), self.embedding_dim), dtype=np.float32)
+        if not sentences:
+            return out
+        max_len = max_seq_length or self.hparams.max_seq_length
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        was_training = self.training
+        self.eval()
+        try:
+            for start in range(0, len(order), batch_size):
+                idx = order[start : start + batch_size]
+                feats = self.tokenizer(
+                    [sentences[i] for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=max_len,
+                    return_tensors="pt",
+                ).to(self.device)
+                z = self(dict(feats)).float()
+                if normalize:
+                    z = torch.nn.functional.normalize(z, dim=-1)
+                out[idx] = z.cpu().numpy()
+        finally:
+            self.train(was_training)
+        return out
+
+
+def read_stsb_dev(path: str | os.PathLike, limit: int | None = None) -> list[SentencePair]:
+    """``(sentence1, sentence2, score)`` from a GLUE STS-B TSV (columns by header name).
+
+    Raises:
+        DataNotFoundError: the file is missing.
+        CorpusFormatError: a row lacks a column or its score is not a number (file and line).
+    """
+    path = str(path)
+    if not os.path.isfile(path):
+        raise DataNotFoundError(f"STS-B dev file {path} not found (GLUE STS-B dev.tsv layout)")
+    out: list[SentencePair] = []
+    header: list[str] | None = None
+    for n, line in iter_lines(path, _raise_skips()):
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if header is None:
+            header = cols
+            missing = {"sentence1", "sentence2", "score"} - set(cols)
+            if missing:
+                raise CorpusFormatError(f"STS-B header lacks {sorted(missing)}", path, n)
+            i1, i2, isc = (cols.index(c) for c in ("sentence1", "sentence2", "score"))
+            continue
+        if len(cols) <= max(i1, i2, isc):
+            raise CorpusFormatError(f"expected {len(header)} columns, got {len(cols)}", path, n)
+        try:
+            score = float(cols[isc])
+        except ValueError:
+            raise CorpusFormatError(f"score {cols[isc]!r} is not a number", path, n) from None
+        out.append((cols[i1].strip(), cols[i2].strip(), score))
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def _raise_skips():
+    from paraamr.corpus.errors import SkipLog
+
+    return SkipLog("raise")
+
+
+def stsb_dev_spearman(
+    encode: Callable[..., np.ndarray], pairs: Sequence[SentencePair], batch_size: int = 64
+) -> float:
+    """Spearman correlation (in [-1, 1]) of cosine similarities with gold scores.
+
+    Args:
+        encode: ``encode(sentences, batch_size=...) -> (N, D) array`` (e.g.
+            :meth:`SimCSEModule.encode` or ``SentenceTransformer.encode``).
+        pairs: ``(sentence1, sentence2, gold score)`` triples.
+        batch_size: passed to ``encode``.
+    """
+    from scipy.stats import spearmanr
+
+    if len(pairs) < 2:
+        raise ValueError("Spearman needs at least 2 pairs")
+    index: dict[str, int] = {}
+    for a, b, _ in pairs:
+        index.setdefault(a, len(index))
+        index.setdefault(b, len(index))
+    emb = np.asarray(encode(list(index), batch_size=batch_size), dtype=np.float64)
+    emb /= np.clip(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12, None)
+    ia = [index[a] for a, _, _ in pairs]
+    ib = [index[b] for _, b, _ in pairs]
+    cos = np.einsum("ij,ij->i", emb[ia], emb[ib])
+    gold = np.array([s for _, _, s in pairs], dtype=np.float64)
+    return float(spearmanr(cos, gold).statistic)
+
+
+class StsbDevEvaluator:
+    """Picklable ``evaluate_fn(encoder) -> float`` for :class:`StsDevCallback` (STS-B dev).
+
+    Args:
+        pairs: ``(sentence1, sentence2, score)`` triples, e.g. from :func:`read_stsb_dev`.
+        batch_size: encoding batch size.
+    """
+
+    def __init__(self, pairs: Sequence[SentencePair], batch_size: int = 64) -> None:
+        self.pairs = list(pairs)
+        self.batch_size = batch_size
+
+    def __call__(self, encoder: Any) -> float:
+        return stsb_dev_spearman(encoder.encode, self.pairs, self.batch_size)
+
+
+class StsDevCallback(pl.Callback):
+    """Evaluate ``evaluate_fn(module)`` every ``every_n_steps`` optimizer steps (or, when
+    ``None``, at each training-epoch end, including an epoch cut short by ``max_steps``), send it
+    to the trainer's loggers as ``metric`` and put it in ``trainer.callback_metrics`` for
+    :class:`~pytorch_lightning.callbacks.ModelCheckpoint` to monitor.
+
+    The module is put in eval mode and gradients are off during the call. Every DDP process runs
+    the evaluation on the same (synchronised) weights, so all log the same value.
+
+    Args:
+        evaluate_fn: ``callable(encoder) -> float``, the encoder having ``encode(sentences,
+            batch_size=...)`` (e.g. :class:`StsbDevEvaluator`); must be picklable for
+            ``ddp_spawn``.
+        every_n_steps: evaluation interval in optimizer steps; ``None``: epoch ends only.
+        metric: the logged name.
+    """
+
+    def __init__(
+        self,
+        evaluate_fn: Callable[[Any], float],
+        every_n_steps: int | None = None,
+        metric: str = "val/stsb_spearman",
+    ) -> None:
+        if every_n_steps is not None and every_n_steps < 1:
+            raise ValueError(f"every_n_steps must be >= 1 or None, got {every_n_steps}")
+        self.evaluate_fn = evaluate_fn
+        self.every_n_steps = every_n_steps
+        self.metric = metric
+        self.history: list[tuple[int, float]] = []
+        self._last_step = -1
+
+    def _run(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        step = trainer.global_step
+        if step == self._last_step or trainer.sanity_checking:
+            return
+        self._last_step = step
+        was_training = pl_module.training
+        pl_module.eval()
+        try:
+            with torch.no_grad():
+                value = float(self.evaluate_fn(pl_module))
+        finally:
+            pl_module.train(was_training)
+        self.history.append((step, value))
+        log.info("step %d: %s = %.4f", step, self.metric, value)
+        # Not ``pl_module.log``: a value logged from a batch hook is re-sent to the loggers at
+        # every later logging step until overwritten. ModelCheckpoint reads callback_metrics.
+        trainer.callback_metrics[self.metric] = torch.tensor(value)
+        log_step = getattr(trainer.fit_loop.epoch_loop, "_batches_that_stepped", step)
+        for logger in trainer.loggers:
+            logger.log_metrics({self.metric: value}, step=log_step)
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        n = self.every_n_steps
+        if n is not None and trainer.global_step > 0 and trainer.global_step % n == 0:
+            self._run(trainer, pl_module)
+
+    def on_train_epoch_end(self, trainer, pl_module) -> None:
+        if self.every_n_steps is None:
+            self._run(trainer, pl_module)
+
+
+def save_sentence_transformer(
+    module: SimCSEModule, out_dir: str | os.PathLike, max_seq_length: int | None = None
+) -> Path:
+    """Save the module's encoder as a ``SentenceTransformer(modules=[Transformer, Pooling])``
+    with the module's pooling, loadable with ``SentenceTransformer(out_dir)``.
+
+    Args:
+        module: a trained :class:`SimCSEModule` (any device).
+        out_dir: target directory (replaced if it exists).
+        max_seq_length: the saved model's truncation length; ``None``: the tokenizer's model
+            maximum (SimCSE trains at 32 tokens but evaluates untruncated).
+    """
+    try:
+        from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    except ImportError:  # sentence-transformers < 6
+        from sentence_transformers.models import Pooling, Transformer
+    from sentence_transformers import SentenceTransformer
+
+    out_dir = Path(out_dir)
+    with tempfile.TemporaryDirectory(prefix="simcse-export-") as tmp:
+        module.encoder.save_pretrained(tmp)
+        module.tokenizer.save_pretrained(tmp)
+        kwargs = {} if max_seq_length is None else {"max_seq_length": max_seq_length}
+        word = Transformer(tmp, **kwargs)
+        dim = (
+            word.get_embedding_dimension()
+            if hasattr(word, "get_embedding_dimension")
+            else word.get_word_embedding_dimension()
+        )
+        st = SentenceTransformer(
+            modules=[word, Pooling(dim, pooling_mode=module.hparams.pooling)], device="cpu"
+        )
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        st.save(str(out_dir))
+    log.info("saved sentence-transformers model to %s", out_dir)
+    return out_dir

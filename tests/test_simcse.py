@@ -1,0 +1,349 @@
+"""Supervised SimCSE: loss, triplets, Lightning training, export, resume, NaN guard, DDP."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from paraamr.corpus.errors import SkipLog
+from paraamr.errors import CorpusFormatError, ParaAMRError
+from paraamr.simcse.data import (
+    SimCSEDataModule,
+    Triplet,
+    load_triplets,
+    read_pair_tsv,
+    read_simcse_csv,
+    triplets_from_corpus,
+)
+from paraamr.simcse.loss import SimCSELoss, simcse_logits, simcse_loss
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --------------------------------------------------------------------------- loss
+
+
+def _hand_loss(z1, z2, z3, temperature, weight):
+    """Explicit loops: cosine of each anchor with every candidate, log-softmax, mean NLL."""
+    z1, z2 = np.asarray(z1, float), np.asarray(z2, float)
+    cands = list(z2) + ([] if z3 is None else list(np.asarray(z3, float)))
+    b = len(z1)
+    total = 0.0
+    for i in range(b):
+        row = []
+        for j, c in enumerate(cands):
+            cos = float(z1[i] @ c / (np.linalg.norm(z1[i]) * np.linalg.norm(c)))
+            logit = cos / temperature
+            if z3 is not None and j == b + i:
+                logit += weight
+            row.append(logit)
+        row = np.array(row)
+        log_softmax = row - (row.max() + np.log(np.exp(row - row.max()).sum()))
+        total += -log_softmax[i]
+    return total / b
+
+
+@pytest.mark.parametrize("with_neg", [False, True])
+@pytest.mark.parametrize("temperature", [0.05, 1.0])
+@pytest.mark.parametrize("weight", [0.0, 0.7, -2.0])
+def test_loss_matches_hand_computation(with_neg, temperature, weight):
+    g = torch.Generator().manual_seed(0)
+    z1, z2, z3 = (torch.randn(5, 7, generator=g, dtype=torch.float64) for _ in range(3))
+    z3 = z3 if with_neg else None
+    got = simcse_loss(z1, z2, z3, temperature=temperature, hard_negative_weight=weight)
+    want = _hand_loss(z1, z2, z3, temperature, weight)
+    assert got.item() == pytest.approx(want, rel=1e-5, abs=1e-5)
+    module = SimCSELoss(temperature, weight)(z1, z2, z3)
+    assert module.item() == pytest.approx(got.item())
+
+
+def test_logits_shape_and_hard_negative_bonus_position():
+    z = torch.eye(3)
+    plain = simcse_logits(z, z, z, temperature=1.0)
+    bonus = simcse_logits(z, z, z, temperature=1.0, hard_negative_weight=5.0)
+    assert plain.shape == (3, 6)
+    diff = bonus - plain
+    assert torch.equal(diff[:, 3:], 5.0 * torch.eye(3)) and not diff[:, :3].any()
+
+
+def test_loss_rejects_bad_temperature_and_shapes():
+    z = torch.eye(2)
+    with pytest.raises(ValueError, match="temperature"):
+        simcse_loss(z, z, temperature=0.0)
+    with pytest.raises(ValueError, match="shape"):
+        simcse_loss(z, torch.eye(3))
+
+
+# --------------------------------------------------------------------------- triplets
+
+
+def _corpus(tmp_path: Path) -> Path:
+    recs = [
+        {"text": "S1.", "paraphrases": [
+            {"para_text": "p1a", "perplexity": 10.0},
+            {"para_text": "p1b", "perplexity": 200.0},
+            {"para_text": "p1c", "perplexity": 50.0},
+            {"para_text": "p1d"},
+        ]},
+        {"text": "S2.", "paraphrases": [{"para_text": "p2a", "perplexity": 109.9}]},
+        {"text": "S3.", "paraphrases": []},
+        {"text": "S4.", "paraphrases": [
+            {"para_text": "p4a", "perplexity": 110.0},
+            {"para_text": "p4b", "perplexity": 1.0},
+        ]},
+    ]  # fmt: skip
+    p = tmp_path / "c.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return p
+
+
+def test_corpus_triplets_perplexity_filter(tmp_path):
+    p = _corpus(tmp_path)
+    stats = Counter()
+    out = triplets_from_corpus(p, max_perplexity=110, seed=0, stats=stats)
+    assert [(t.anchor, t.positive) for t in out] == [
+        ("S1.", "p1a"),
+        ("S1.", "p1c"),
+        ("S2.", "p2a"),
+        ("S4.", "p4a"),
+        ("S4.", "p4b"),
+    ]
+    assert stats["dropped_perplexity"] == 1 and stats["dropped_no_perplexity"] == 1
+    assert stats["sources"] == 4 and stats["triplets"] == 5
+    everything = triplets_from_corpus(p, max_perplexity=None, seed=0)
+    assert len(everything) == 7  # the paraphrase without perplexity is kept
+
+
+def test_corpus_triplets_cap_negatives_and_seed(tmp_path):
+    p = _corpus(tmp_path)
+    sources = {"S1.", "S2.", "S3.", "S4."}
+    capped = triplets_from_corpus(p, max_paraphrases_per_source=1, seed=3)
+    assert Counter(t.anchor for t in capped) == {"S1.": 1, "S2.": 1, "S4.": 1}
+    for seed in range(10):
+        out = triplets_from_corpus(p, seed=seed)
+        assert all(t.negative in sources and t.negative != t.anchor for t in out)
+        assert out == triplets_from_corpus(p, seed=seed)  # deterministic
+    negatives = {tuple(t.negative for t in triplets_from_corpus(p, seed=s)) for s in range(10)}
+    assert len(negatives) > 1  # and the seed matters
+    assert len(triplets_from_corpus(p, seed=0, limit=5)) == 5
+
+
+def test_corpus_without_perplexities_under_a_threshold_is_a_clear_error(tmp_path):
+    p = tmp_path / "pairs.tsv"
+    p.write_text("A.\tB.\nC.\tD.\n")
+    with pytest.raises(ParaAMRError, match="max_perplexity=null"):
+        triplets_from_corpus(p, "pairs", max_perplexity=110)
+
+
+def test_simcse_csv(tmp_path):
+    p = tmp_path / "nli.csv"
+    with open(p, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["sent0", "sent1", "hard_neg"])
+        w.writerow(["A man, a plan.", "A plan.", "No plan."])
+        w.writerow(["Two\nlines.", "Two lines.", "One line."])
+        w.writerow(["Short row", "only two"])
+        w.writerow(["x", "", "z"])
+        w.writerow(["Last.", "Final.", "First."])
+    with pytest.raises(CorpusFormatError, match=r"nli\.csv:5: missing field hard_neg"):
+        read_simcse_csv(p)  # line 5: the quoted field of row 2 spans two lines
+    skips = SkipLog("skip")
+    out = read_simcse_csv(p, skips)
+    assert out == [
+        Triplet("A man, a plan.", "A plan.", "No plan."),
+        Triplet("Two\nlines.", "Two lines.", "One line."),
+        Triplet("Last.", "Final.", "First."),
+    ]
+    assert skips.counts == {"missing field hard_neg": 1, "empty field sent1": 1}
+    assert load_triplets(p, on_error="skip") == out  # .csv -> simcse-csv
+
+    q = tmp_path / "pos.csv"
+    q.write_text("sent0,sent1\nA.,B.\nC.,D.\nE.,F.\n")
+    out = read_simcse_csv(q, seed=1)
+    assert [t.positive for t in out] == ["B.", "D.", "F."]
+    assert all(t.negative in {"A.", "C.", "E."} - {t.anchor} for t in out)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    with pytest.raises(CorpusFormatError, match="sent0 and sent1"):
+        read_simcse_csv(bad)
+
+
+def test_pair_tsv(tmp_path):
+    p = tmp_path / "pairs.tsv"
+    p.write_text("A.\tB.\nC.\tD.\tE.\n\tX.\nF.\tG.\n")
+    with pytest.raises(CorpusFormatError, match=r"pairs\.tsv:2: expected 2 columns"):
+        read_pair_tsv(p)
+    skips = SkipLog("skip")
+    out = read_pair_tsv(p, skips, seed=0)
+    assert [(t.anchor, t.positive) for t in out] == [("A.", "B."), ("F.", "G.")]
+    assert [t.negative for t in out] == ["F.", "A."]
+    assert skips.total == 2
+
+
+def test_data_module_batches(tmp_path, minilm_path):
+    trips = [Triplet(f"a{i}", f"p{i}", f"n{i}") for i in range(5)]
+    dm = SimCSEDataModule(trips, minilm_path, max_seq_length=8, batch_size=2, seed=0)
+    batches = list(dm.train_dataloader())
+    assert [b["input_ids"].shape[0] for b in batches] == [6, 6, 3]
+    assert batches[0]["input_ids"].shape[1] <= 8
+    again = list(SimCSEDataModule(trips, minilm_path, 8, 2, seed=0).train_dataloader())
+    assert all(torch.equal(x["input_ids"], y["input_ids"]) for x, y in zip(batches, again, strict=True))
+
+
+# --------------------------------------------------------------------------- training
+
+
+@pytest.fixture(scope="session")
+def minilm_path() -> str:
+    from paraamr.metrics.semantic import resolve_model
+
+    return resolve_model("minilm")
+
+
+@pytest.fixture(scope="session")
+def msrp_pairs(data_dir, tmp_path_factory) -> Path:
+    """The first 24 positive MSRP training pairs as a pair TSV."""
+    src = data_dir / "paraphrase" / "msrp" / "msr-para-train.tsv"
+    if not src.is_file():
+        pytest.skip(f"{src} not found")
+    out = tmp_path_factory.mktemp("msrp") / "pairs.tsv"
+    with open(src, encoding="utf-8-sig", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)]
+    pos = [(r["#1 String"], r["#2 String"]) for r in rows if r["Quality"] == "1"][:24]
+    out.write_text("".join(f"{a}\t{b}\n" for a, b in pos))
+    return out
+
+
+def _cfg(out_dir: Path, *overrides: str):
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        return compose(
+            "simcse",
+            overrides=[
+                f"out_dir={out_dir}",
+                "max_seq_length=32",
+                "batch_size=4",
+                "max_steps=2",
+                "data.limit=48",
+                "trainer.limit_val_pairs=32",
+                "trainer.val_check_interval=2",
+                "trainer.log_every_n_steps=1",
+                "trainer.enable_progress_bar=false",
+                "wandb.enabled=false",
+                *overrides,
+            ],
+        )
+
+
+def _losses(log_dir: str) -> list[float]:
+    with open(Path(log_dir) / "metrics.csv") as fh:
+        return [float(r["train/loss"]) for r in csv.DictReader(fh) if r["train/loss"]]
+
+
+def test_paper_preset_composes():
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("simcse", overrides=["+experiment=simcse_paper", "seed=3"])
+    assert cfg.model.name_or_path == "bert-base-uncased" and cfg.pooling == "cls"
+    assert (cfg.batch_size, cfg.max_epochs, cfg.max_steps, cfg.lr) == (128, 3, -1, 1e-5)
+    assert cfg.data.max_perplexity == 110 and cfg.wandb.name == "parabank1-eval-3"
+
+
+def test_fast_dev_run_on_msrp(tmp_path, msrp_pairs):
+    from paraamr.simcse.train import train
+
+    cfg = _cfg(
+        tmp_path,
+        f"data.path={msrp_pairs}",
+        "data.format=pairs",
+        "trainer.fast_dev_run=true",
+    )
+    out = train(cfg)
+    assert out["steps"] == 1 and out["best_model"] is None and out["num_triplets"] == 24
+
+
+def test_short_run_exports_a_sentence_transformer(tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from paraamr.simcse.module import read_stsb_dev, stsb_dev_spearman
+    from paraamr.simcse.train import resolve_paths, train
+
+    cfg = _cfg(
+        tmp_path,
+        "max_steps=4",
+        "batch_size=8",
+        "trainer.val_check_interval=2",
+        "trainer.limit_val_pairs=64",
+    )
+    out = train(cfg)
+    assert out["steps"] == 4 and math.isfinite(out["best_val"])
+    assert Path(out["best_checkpoint"]).name.startswith(("step2-", "step4-"))
+    model = SentenceTransformer(out["best_model"], device="cpu")
+    emb = model.encode(["A man is playing a guitar.", "A woman slices onions."])
+    assert emb.shape == (2, 384) and np.isfinite(emb).all()
+    # the exported model is the best checkpoint, pooling included: same dev score
+    pairs = read_stsb_dev(resolve_paths(cfg)[2], limit=64)
+    assert stsb_dev_spearman(model.encode, pairs) == pytest.approx(out["best_val"], abs=1e-4)
+    with open(Path(out["log_dir"]) / "metrics.csv") as fh:
+        vals = [r["val/stsb_spearman"] for r in csv.DictReader(fh) if r["val/stsb_spearman"]]
+    assert len(vals) == 2  # evaluated at steps 2 and 4, each logged once
+
+
+def test_resume_and_determinism(tmp_path):
+    from paraamr.simcse.train import train
+
+    a = train(_cfg(tmp_path / "a"))
+    b = train(_cfg(tmp_path / "b"))
+    assert a["steps"] == 2 and len(_losses(a["log_dir"])) == 2
+    assert _losses(a["log_dir"]) == _losses(b["log_dir"])  # same seed, same losses
+    last = tmp_path / "a" / "checkpoints" / "last.ckpt"
+    assert last.is_file()
+    r = train(_cfg(tmp_path / "a", "max_steps=4", f"resume={last}"))
+    assert r["steps"] == 4
+    steps = []
+    with open(Path(r["log_dir"]) / "metrics.csv") as fh:
+        steps = [int(row["step"]) for row in csv.DictReader(fh) if row["train/loss"]]
+    assert steps == [2, 3]  # continued, not restarted
+    assert torch.load(last, weights_only=False)["global_step"] == 4
+
+
+def test_nan_loss_stops_before_any_checkpoint(tmp_path, monkeypatch):
+    import paraamr.simcse.module as mod
+    from paraamr.simcse.train import train
+
+    def nan_loss(z1, *args, **kwargs):
+        return (z1.sum() * float("nan")).float()
+
+    monkeypatch.setattr(mod, "simcse_loss", nan_loss)
+    with pytest.raises(RuntimeError, match=r"loss is nan at step 0 \(lr .*lower the learning rate"):
+        train(_cfg(tmp_path, "trainer.val_check_interval=1"))
+    assert not (tmp_path / "best_model").exists()
+    assert not list(tmp_path.rglob("*.ckpt"))
+
+
+@pytest.mark.slow
+def test_ddp_two_cpu_processes_gather_the_global_batch(tmp_path):
+    from paraamr.simcse.train import train
+
+    cfg = _cfg(
+        tmp_path,
+        "trainer.strategy=ddp_spawn",
+        "trainer.devices=2",
+        "trainer.accelerator=cpu",
+        "batch_size=4",
+        "max_steps=2",
+    )
+    out = train(cfg)
+    with open(Path(out["log_dir"]) / "metrics.csv") as fh:
+        widths = [float(r["train/num_candidates"]) for r in csv.DictReader(fh) if r["train/loss"]]
+    assert widths == [16.0, 16.0]  # 2 x (2 processes x 4 triplets)
+    assert Path(out["best_model"], "modules.json").is_file()
