@@ -9,7 +9,7 @@ CORPORA ?=
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-slow test-full lint table2 sts bench-metrics parser-agreement data models-stanza \
+.PHONY: help setup test test-slow test-full lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
 	models tiny-models build build-demo table1 bench-build clean
 
 help: ## list targets
@@ -43,6 +43,14 @@ table2: setup ## Table 2 (default: offline analogue on ParaBank-Eval); CORPORA="
 
 sts: setup ## STS12-16 + STS-B dev + SICK-R ("all" setting) of any encoder: MODEL=name-or-path OUT=dir
 	$(PY) experiments/sts.py model=$(MODEL) out_dir=$(or $(OUT),results/sts) $(ARGS)
+
+SEEDS ?= 0,1,2
+T5_CORPORA ?= paranmt_eval,parabank1_eval,msrp
+table5: setup ## Table 5 offline analogue: SimCSE on each corpus x SEEDS (joblib multirun) + STS, gathered
+	$(PY) experiments/table5.py -m hydra/launcher=local hydra.launcher.n_jobs=1 \
+		train_corpus=$(T5_CORPORA) seed=$(SEEDS) $(ARGS)
+	$(PY) experiments/table5.py train_corpus=none $(ARGS)
+	$(PY) analysis/make_table5.py --runs results/table5/runs --out results/table5
 
 bench-metrics: setup ## benchmark TED kernels and end-to-end Table 2 vs the naive loop (JSON in results/bench)
 	$(PY) benchmarks/bench_metrics.py --out results/bench/metrics.json

@@ -40,14 +40,28 @@ def _model(arch: str, device: str, dtype):
 
     torch.manual_seed(0)
     if arch == "bart-large":
-        cfg = BartConfig(vocab_size=50265, d_model=1024, encoder_layers=12, decoder_layers=12,
-                         encoder_attention_heads=16, decoder_attention_heads=16,
-                         encoder_ffn_dim=4096, decoder_ffn_dim=4096)
+        cfg = BartConfig(
+            vocab_size=50265,
+            d_model=1024,
+            encoder_layers=12,
+            decoder_layers=12,
+            encoder_attention_heads=16,
+            decoder_attention_heads=16,
+            encoder_ffn_dim=4096,
+            decoder_ffn_dim=4096,
+        )
         m = BartForConditionalGeneration(cfg)
     elif arch == "t5-base":
-        m = T5ForConditionalGeneration(T5Config(vocab_size=32128, d_model=768, d_ff=3072,
-                                                num_layers=12, num_heads=12,
-                                                decoder_start_token_id=0))
+        m = T5ForConditionalGeneration(
+            T5Config(
+                vocab_size=32128,
+                d_model=768,
+                d_ff=3072,
+                num_layers=12,
+                num_heads=12,
+                decoder_start_token_id=0,
+            )
+        )
     else:
         m = GPT2LMHeadModel(GPT2Config())
     return m.to(device=device, dtype=dtype).eval()
@@ -57,9 +71,14 @@ def _run(model, arch, ids, n_out):
     with torch.inference_mode():
         if arch == "gpt2":
             return model(input_ids=ids).logits.shape
-        return model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
-                              max_new_tokens=n_out, min_new_tokens=n_out, num_beams=1,
-                              do_sample=False)
+        return model.generate(
+            input_ids=ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=n_out,
+            min_new_tokens=n_out,
+            num_beams=1,
+            do_sample=False,
+        )
 
 
 def bench_stage(arch, n_in, n_out, n, batch_size, n_single, device, dtype) -> dict:
@@ -83,10 +102,15 @@ def bench_stage(arch, n_in, n_out, n, batch_size, n_single, device, dtype) -> di
     if device == "cuda":
         torch.cuda.synchronize()
     t_single = time.perf_counter() - t0
-    out = {"params_m": round(sum(p.numel() for p in model.parameters()) / 1e6, 1),
-           "in_tokens": n_in, "out_tokens": n_out, "batch_size": batch_size,
-           "batched_sent_per_s": n / t_batched, "one_per_call_sent_per_s": n_single / t_single,
-           "speedup": (n / t_batched) / (n_single / t_single)}
+    out = {
+        "params_m": round(sum(p.numel() for p in model.parameters()) / 1e6, 1),
+        "in_tokens": n_in,
+        "out_tokens": n_out,
+        "batch_size": batch_size,
+        "batched_sent_per_s": n / t_batched,
+        "one_per_call_sent_per_s": n_single / t_single,
+        "speedup": (n / t_batched) / (n_single / t_single),
+    }
     if device == "cuda":
         out["peak_gpu_mem_gb"] = torch.cuda.max_memory_allocated() / 2**30
     return out
@@ -103,10 +127,17 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, None: torch.float32}[a.dtype]
     torch.set_num_threads(os.cpu_count() or 1)
-    res = {"machine": {"device": a.device, "cpus": os.cpu_count(), "platform": platform.platform(),
-                       "torch": torch.__version__, "dtype": str(dtype),
-                       "gpu": torch.cuda.get_device_name() if a.device == "cuda" else None},
-           "stages": {}}
+    res = {
+        "machine": {
+            "device": a.device,
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "torch": torch.__version__,
+            "dtype": str(dtype),
+            "gpu": torch.cuda.get_device_name() if a.device == "cuda" else None,
+        },
+        "stages": {},
+    }
     for stage, (arch, n_in, n_out) in STAGES.items():
         r = bench_stage(arch, n_in, n_out, a.n, a.batch_size, a.n_single, a.device, dtype)
         res["stages"][stage] = r

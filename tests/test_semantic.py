@@ -38,3 +38,31 @@ def test_each_distinct_sentence_is_embedded_once():
 def test_paper_model_name_resolves_to_the_hub():
     assert resolve_model("simcse") == "princeton-nlp/sup-simcse-bert-base-uncased"
     assert resolve_model("some/other-model") == "some/other-model"
+
+
+def test_pooler_output_encoder_on_a_local_bert(tmp_path):
+    """The SimCSE preset's encoder path, on a tiny BERT saved in Hugging Face format."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
+
+    from paraamr.metrics.semantic import PoolerOutputEncoder, resolve_model
+
+    tok = AutoTokenizer.from_pretrained(resolve_model("minilm"))
+    torch.manual_seed(0)
+    BertModel(
+        BertConfig(
+            vocab_size=tok.vocab_size,
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+        )
+    ).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    enc = PoolerOutputEncoder(str(tmp_path))
+    emb = enc.encode(["a cat sat .", "dogs bark"], batch_size=1, normalize_embeddings=True)
+    ref = AutoModel.from_pretrained(str(tmp_path)).eval()
+    with torch.no_grad():
+        p = ref(**tok(["a cat sat ."], return_tensors="pt")).pooler_output[0]
+    assert emb.shape == (2, 32)
+    assert np.allclose(emb[0], (p / p.norm()).numpy(), atol=1e-5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -194,7 +195,9 @@ def test_data_module_batches(tmp_path, minilm_path):
     assert [b["input_ids"].shape[0] for b in batches] == [6, 6, 3]
     assert batches[0]["input_ids"].shape[1] <= 8
     again = list(SimCSEDataModule(trips, minilm_path, 8, 2, seed=0).train_dataloader())
-    assert all(torch.equal(x["input_ids"], y["input_ids"]) for x, y in zip(batches, again, strict=True))
+    assert all(
+        torch.equal(x["input_ids"], y["input_ids"]) for x, y in zip(batches, again, strict=True)
+    )
 
 
 # --------------------------------------------------------------------------- training
@@ -298,22 +301,51 @@ def test_short_run_exports_a_sentence_transformer(tmp_path):
     assert len(vals) == 2  # evaluated at steps 2 and 4, each logged once
 
 
-def test_resume_and_determinism(tmp_path):
+def test_resume_and_determinism(tmp_path, monkeypatch):
     from paraamr.simcse.train import train
 
+    seen: list[tuple[int, ...]] = []  # the first anchor's token ids of each trained batch
+    hook = SimCSEDataModule.on_before_batch_transfer
+
+    def spy(self, batch, dataloader_idx):
+        seen.append(tuple(batch["input_ids"][0].tolist()))
+        return hook(self, batch, dataloader_idx)
+
+    monkeypatch.setattr(SimCSEDataModule, "on_before_batch_transfer", spy)
+    straight = train(_cfg(tmp_path / "straight", "max_steps=4"))
+    straight_batches, seen[:] = list(seen), []
     a = train(_cfg(tmp_path / "a"))
-    b = train(_cfg(tmp_path / "b"))
-    assert a["steps"] == 2 and len(_losses(a["log_dir"])) == 2
-    assert _losses(a["log_dir"]) == _losses(b["log_dir"])  # same seed, same losses
+    assert a["steps"] == 2 and straight["steps"] == 4
+    # same seed: identical losses (the lr of the first two steps does not depend on max_steps)
+    assert _losses(a["log_dir"]) == _losses(straight["log_dir"])[:2]
     last = tmp_path / "a" / "checkpoints" / "last.ckpt"
-    assert last.is_file()
-    r = train(_cfg(tmp_path / "a", "max_steps=4", f"resume={last}"))
+    seen[:] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = train(_cfg(tmp_path / "a", "max_steps=4", f"resume={last}"))
+    assert not [w for w in caught if "not resumable" in str(w.message)]
     assert r["steps"] == 4
-    steps = []
     with open(Path(r["log_dir"]) / "metrics.csv") as fh:
         steps = [int(row["step"]) for row in csv.DictReader(fh) if row["train/loss"]]
     assert steps == [2, 3]  # continued, not restarted
+    assert seen == straight_batches[2:]  # with the batches a straight run trains next
     assert torch.load(last, weights_only=False)["global_step"] == 4
+
+
+def test_loader_resume_state(minilm_path):
+    trips = [Triplet(f"a{i}", f"p{i}", f"n{i}") for i in range(10)]
+    dm = SimCSEDataModule(trips, minilm_path, max_seq_length=8, batch_size=3, seed=1)
+    loader = dm.train_dataloader()
+    full = list(iter(loader.sampler))
+    assert sorted(full) == list(range(10)) and loader.state_dict()["batches"] == 0
+    loader.load_state_dict({**loader.state_dict(), "epoch": 0, "batches": 2})
+    assert list(iter(loader.sampler)) == full[6:]
+    assert sum(b["input_ids"].shape[0] for b in loader) == 3 * 4  # 4 triplets left
+    loader.sampler.set_epoch(1)
+    assert len(list(iter(loader.sampler))) == 10
+    fresh = dm.train_dataloader()
+    fresh.load_state_dict({**loader.state_dict(), "batch_size": 4})  # settings changed
+    assert list(iter(fresh.sampler)) == full  # no skip
 
 
 def test_nan_loss_stops_before_any_checkpoint(tmp_path, monkeypatch):

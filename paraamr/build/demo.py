@@ -32,8 +32,13 @@ WORTH = {
 }
 
 
-def run_demo(out: str, generator: str = "tiny", n_graphs: int = 20,
-             tiny_dir: str = ".cache/tiny-models", data_dir: str | None = None) -> Path:
+def run_demo(
+    out: str,
+    generator: str = "tiny",
+    n_graphs: int = 20,
+    tiny_dir: str = ".cache/tiny-models",
+    data_dir: str | None = None,
+) -> Path:
     data = resolve_data_dir(data_dir)
     src = (data / "amr" / "amr-bank-struct-v3.0.txt").read_text(encoding="utf-8")
     blocks = [b for b in src.split("\n\n") if "::snt" in b][:n_graphs]
@@ -51,8 +56,9 @@ def run_demo(out: str, generator: str = "tiny", n_graphs: int = 20,
         model_dir = str(Path(tiny_dir) / "gtos") if generator == "tiny" else generator
         gen = AmrlibGenerator(model_dir, batch_size=16, device="cpu")
         worth = WORTH.get(generator, f"Text written by the generator in {model_dir}.")
-    builder = Builder(generator=gen, cfg=BuildConfig(keep_graphs=True, chunk_size=8),
-                      source=str(inp))
+    builder = Builder(
+        generator=gen, cfg=BuildConfig(keep_graphs=True, chunk_size=8), source=str(inp)
+    )
     for f in out_dir.glob("shard-*"):
         f.unlink()  # a demo always starts fresh
     run_shard(builder, inp, out_dir, input_format="penman", progress=True)

@@ -41,8 +41,11 @@ def download_models(out: str, with_spring: bool = False) -> None:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="models")
-    ap.add_argument("--with-spring", action="store_true",
-                    help="also the paper's SPRING parser (needs transformers < 5 to run)")
+    ap.add_argument(
+        "--with-spring",
+        action="store_true",
+        help="also the paper's SPRING parser (needs transformers < 5 to run)",
+    )
     a = ap.parse_args(argv)
     download_models(a.out, a.with_spring)
 

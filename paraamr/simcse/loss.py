@@ -58,9 +58,10 @@ def simcse_logits(
         shapes = [tuple(z.shape) for z in (z1, z2, z3) if z is not None]
         raise ValueError(f"z1, z2 (and z3) must all be (B, D) of the same shape, got {shapes}")
     candidates = z2 if z3 is None else torch.cat([z2, z3], dim=0)
-    a = F.normalize(z1.float(), dim=-1)
-    c = F.normalize(candidates.float(), dim=-1)
-    logits = a @ c.T / temperature
+    with torch.autocast(device_type=z1.device.type, enabled=False):  # keep float32 under AMP
+        a = F.normalize(z1.float(), dim=-1)
+        c = F.normalize(candidates.float(), dim=-1)
+        logits = a @ c.T / temperature
     if z3 is not None and hard_negative_weight:
         b = z1.shape[0]
         bonus = torch.zeros_like(logits)

@@ -133,7 +133,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         max_seq_length=cfg.get("eval_max_seq_length"),
         tokenizer_name_or_path=str(tokenizer),
     )
-    module._tokenizer = dm.tokenizer  # the same tokenizer; saves loading it twice
+    module.tokenizer = dm.tokenizer  # the same tokenizer; saves loading it twice
     val_every = t.get("val_check_interval")
     stsb = read_stsb_dev(stsb_path, limit=t.get("limit_val_pairs"))
     sts_cb = StsDevCallback(
@@ -151,6 +151,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         save_on_train_epoch_end=True,
     )
     loggers, use_wandb = _loggers(cfg, out_dir)
+    log_dir = loggers[0].log_dir  # fixes the CSV version before ddp_spawn copies the logger
     try:
         trainer = pl.Trainer(
             accelerator=t.accelerator,
@@ -179,7 +180,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             "steps": int(trainer.global_step),
             "best_checkpoint": ckpt_cb.best_model_path or None,
             "last_checkpoint": ckpt_cb.last_model_path or None,
-            "log_dir": loggers[0].log_dir,
+            "log_dir": log_dir,
             "num_triplets": len(triplets),
         }
         if ckpt_cb.best_model_score is not None:
