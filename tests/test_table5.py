@@ -1,0 +1,67 @@
+"""Table 5: one real (tiny-budget) job per kind through Hydra's compose API, then the analysis."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from paraamr.table5 import gather_rows, run_job
+
+CONF = str(Path(__file__).resolve().parents[1] / "conf")
+
+
+def cfg(*overrides):
+    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
+        return compose("table5", overrides=list(overrides))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, data_dir):
+    root = tmp_path_factory.mktemp("t5")
+    common = ["sts.max_pairs_per_set=60", "wandb.enabled=false", f"data_dir={data_dir}",
+              "max_steps=2", "batch_size=4", "trainer.val_check_interval=2",
+              "trainer.limit_val_pairs=16", "data.limit=40"]
+    out = []
+    for corpus, seed in (("msrp", 0), ("msrp", 1), ("none", 0)):
+        c = cfg(f"train_corpus={corpus}", f"seed={seed}", *common,
+                f"out_dir={root}/runs/{corpus}/seed{seed}")
+        out.append(run_job(c))
+    return root, out
+
+
+def test_jobs_write_results(runs):
+    root, results = runs
+    for r in results:
+        assert set(r["sts"]["years"]) == {"STS12", "STS13", "STS14", "STS15", "STS16"}
+        assert -100 <= r["sts"]["avg"]["spearman"] <= 100
+        assert "subsample:60" in r["signature"]
+    assert results[0]["steps"] == 2 and results[2]["corpus"] == "none"
+    assert len(list((root / "runs").rglob("results.json"))) == 3
+
+
+def test_gather_and_analysis_outputs(runs, tmp_path):
+    import sys
+
+    root, results = runs
+    rows = gather_rows(results)
+    assert [r["dataset"] for r in rows] == ["none", "MSRP"]
+    assert rows[1]["n_seeds"] == 2 and rows[1]["spearman_std"] >= 0
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from analysis.make_table5 import main
+
+    res = main(["--runs", str(root / "runs"), "--out", str(tmp_path)])
+    payload = json.loads((tmp_path / "table5.json").read_text())
+    assert {"dataset", "n_seeds", "pearson_mean", "pearson_std", "spearman_mean", "spearman_std",
+            "per_year"} <= set(payload["rows"][0])
+    assert (tmp_path / "table5_per_year.png").stat().st_size > 1000
+    assert "77.70" in (tmp_path / "table5.md").read_text() and res["rows"]
+    tables = list((tmp_path / "wandb").glob("offline-run-*/files/media/table/*.table.json"))
+    assert len(tables) == 1
+
+
+def test_paper_preset_composes():
+    c = cfg("+experiment=table5_paper", "train_corpus=custom", "data.path=x.jsonl")
+    assert (c.model.name_or_path, c.batch_size, c.max_epochs, c.lr) == ("bert-base-uncased", 128,
+                                                                        3, 1e-5)
+    assert c.data.max_perplexity == 110 and c.sts.max_pairs_per_set is None
