@@ -19,13 +19,24 @@ def cfg(*overrides):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, data_dir):
     root = tmp_path_factory.mktemp("t5")
-    common = ["sts.max_pairs_per_set=60", "wandb.enabled=false", f"data_dir={data_dir}",
-              "max_steps=2", "batch_size=4", "trainer.val_check_interval=2",
-              "trainer.limit_val_pairs=16", "data.limit=40"]
+    common = [
+        "sts.max_pairs_per_set=60",
+        "wandb.enabled=false",
+        f"data_dir={data_dir}",
+        "max_steps=2",
+        "batch_size=4",
+        "trainer.val_check_interval=2",
+        "trainer.limit_val_pairs=16",
+        "data.limit=40",
+    ]
     out = []
     for corpus, seed in (("msrp", 0), ("msrp", 1), ("none", 0)):
-        c = cfg(f"train_corpus={corpus}", f"seed={seed}", *common,
-                f"out_dir={root}/runs/{corpus}/seed{seed}")
+        c = cfg(
+            f"train_corpus={corpus}",
+            f"seed={seed}",
+            *common,
+            f"out_dir={root}/runs/{corpus}/seed{seed}",
+        )
         out.append(run_job(c))
     return root, out
 
@@ -52,8 +63,15 @@ def test_gather_and_analysis_outputs(runs, tmp_path):
 
     res = main(["--runs", str(root / "runs"), "--out", str(tmp_path)])
     payload = json.loads((tmp_path / "table5.json").read_text())
-    assert {"dataset", "n_seeds", "pearson_mean", "pearson_std", "spearman_mean", "spearman_std",
-            "per_year"} <= set(payload["rows"][0])
+    assert {
+        "dataset",
+        "n_seeds",
+        "pearson_mean",
+        "pearson_std",
+        "spearman_mean",
+        "spearman_std",
+        "per_year",
+    } <= set(payload["rows"][0])
     assert (tmp_path / "table5_per_year.png").stat().st_size > 1000
     assert "77.70" in (tmp_path / "table5.md").read_text() and res["rows"]
     tables = list((tmp_path / "wandb").glob("offline-run-*/files/media/table/*.table.json"))
@@ -62,6 +80,10 @@ def test_gather_and_analysis_outputs(runs, tmp_path):
 
 def test_paper_preset_composes():
     c = cfg("+experiment=table5_paper", "train_corpus=custom", "data.path=x.jsonl")
-    assert (c.model.name_or_path, c.batch_size, c.max_epochs, c.lr) == ("bert-base-uncased", 128,
-                                                                        3, 1e-5)
+    assert (c.model.name_or_path, c.batch_size, c.max_epochs, c.lr) == (
+        "bert-base-uncased",
+        128,
+        3,
+        1e-5,
+    )
     assert c.data.max_perplexity == 110 and c.sts.max_pairs_per_set is None
