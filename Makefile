@@ -10,7 +10,7 @@ ARGS ?=
 
 .DEFAULT_GOAL := help
 .PHONY: help setup test test-slow test-full lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
-	models tiny-models build build-demo table1 bench-build clean
+	models tiny-models build build-demo table1 bench-build bench-simcse clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -81,6 +81,9 @@ build-demo: tiny-models ## offline demo: gold Little Prince AMR graphs -> re-foc
 CORPUS ?= results/build/corpus.jsonl
 table1: setup ## Table 1 statistics of a corpus: make table1 CORPUS=file.jsonl
 	$(PY) -m paraamr.build table1 $(CORPUS)
+
+bench-simcse: setup ## SimCSE training sentences/s and STS evaluation time: MiniLM vs random bert-base
+	$(PY) benchmarks/bench_simcse.py --out results/bench/simcse.json
 
 bench-build: setup ## per-stage sentences/s, batched vs one per call, real architectures (random weights)
 	$(PY) benchmarks/bench_build.py --out results/bench/build.json

@@ -1,0 +1,118 @@
+"""Benchmark SimCSE training throughput and STS evaluation time, offline MiniLM vs a randomly
+initialised bert-base (the paper's architecture), on this machine.
+
+    python benchmarks/bench_simcse.py --out results/bench/simcse.json
+
+Training: forward + backward + AdamW step on real ParaBank-Eval triplets (seq len 32), timed over
+``--steps`` steps after one warm-up step; a triplet counts as 3 sentences. Evaluation: encoding the
+offline Table 5 STS suite (STS12-16, 600-pair subsample per year) and scoring it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _random_bert_base(tmp: Path) -> str:
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from paraamr.metrics.semantic import resolve_model
+
+    tok = AutoTokenizer.from_pretrained(resolve_model("minilm"))  # bert-base-uncased WordPiece
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=tok.vocab_size)).save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    return str(tmp)
+
+
+def bench_train(model_path: str, pooling: str, batch_size: int, steps: int, data: Path) -> dict:
+    from transformers import AutoTokenizer
+
+    from paraamr.simcse.data import TripletCollator, triplets_from_corpus
+    from paraamr.simcse.module import SimCSEModule
+
+    triplets = triplets_from_corpus(
+        data / "paraphrase" / "parabank-eval", "parabank-eval-parabank1", seed=0
+    )
+    module = SimCSEModule(model_path, pooling=pooling, max_seq_length=32).train()
+    collate = TripletCollator(AutoTokenizer.from_pretrained(model_path), 32)
+    opt = torch.optim.AdamW([p for p in module.parameters() if p.requires_grad], lr=1e-5)
+    times = []
+    for k in range(steps + 1):
+        batch = collate(triplets[k * batch_size : (k + 1) * batch_size])
+        t0 = time.perf_counter()
+        loss = module.training_step(batch, k)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        if k:  # skip the warm-up step
+            times.append(time.perf_counter() - t0)
+    s = sum(times) / len(times)
+    return {
+        "batch_size": batch_size,
+        "seconds_per_step": s,
+        "sentences_per_s": 3 * batch_size / s,
+        "triplets_per_s": batch_size / s,
+        "params_m": round(sum(p.numel() for p in module.parameters()) / 1e6, 1),
+    }
+
+
+def bench_eval(model_path: str, data: Path) -> dict:
+    from sentence_transformers import SentenceTransformer
+
+    from paraamr.sts import evaluate_sts, load_sts_suite
+    from paraamr.table5 import subsample_suite
+
+    suite = subsample_suite(
+        load_sts_suite(data, include=("STS12", "STS13", "STS14", "STS15", "STS16")), 600
+    )
+    enc = SentenceTransformer(model_path, device="cpu")
+    t0 = time.perf_counter()
+    res = evaluate_sts(enc, suite)
+    return {
+        "seconds": time.perf_counter() - t0,
+        "pairs": sum(s.n for s in suite.values()),
+        "avg_spearman": res["avg"]["spearman"],
+    }
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--data-dir", default=os.environ.get("PARAAMR_DATA", ROOT.parent / "shared" / "data")
+    )
+    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--out", default="results/bench/simcse.json")
+    a = ap.parse_args(argv)
+    data = Path(a.data_dir)
+    torch.set_num_threads(os.cpu_count() or 1)
+    from paraamr.metrics.semantic import resolve_model
+
+    out = {"machine": {"cpus": os.cpu_count(), "torch": torch.__version__}}
+    with tempfile.TemporaryDirectory() as tmp:
+        bert = _random_bert_base(Path(tmp))
+        for name, path, pooling, bs in (
+            ("minilm", resolve_model("minilm"), "mean", 32),
+            ("bert-base (random init)", bert, "cls", 16),
+        ):
+            out[name] = {
+                "train": bench_train(path, pooling, bs, a.steps, data),
+                "eval": bench_eval(path, data),
+            }
+            print(name, json.dumps(out[name]), flush=True)
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(out, indent=2))
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()
