@@ -5,6 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 OUT ?=
 MODEL ?= minilm
+TORCH ?= torch==2.13.0
+TORCH_INDEX ?=
 CORPORA ?=
 ARGS ?=
 
@@ -18,8 +20,9 @@ help: ## list targets
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# CPU build of torch first (the pin keeps pip from pulling a multi-GB CUDA build)
-	$(PY) -m pip install --quiet "torch==2.13.0"
+	# torch first: the pin takes the local CPU build here instead of a multi-GB CUDA build;
+	# GPU machines: make setup TORCH_INDEX=https://download.pytorch.org/whl/cu126
+	$(PY) -m pip install --quiet "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $@
 
