@@ -111,7 +111,8 @@ def parse_corpus_specs(spec: str) -> list[CorpusSpec]:
 
 
 def resolve_data_dir(data_dir: str | os.PathLike | None, project_root: Path | None = None) -> Path:
-    """``data_dir``, else ``$PARAAMR_DATA``, else ``<project>/../shared/data`` when present."""
+    """``data_dir``, else ``$PARAAMR_DATA``, else ``<project>/../shared/data``, else
+    ``<project>/data`` (where ``make data`` writes), the first that exists."""
     if data_dir:
         p = Path(data_dir).expanduser()
         if not p.is_dir():
@@ -120,10 +121,13 @@ def resolve_data_dir(data_dir: str | os.PathLike | None, project_root: Path | No
     if os.environ.get("PARAAMR_DATA"):
         return resolve_data_dir(os.environ["PARAAMR_DATA"])
     root = project_root or Path(__file__).resolve().parents[1]
-    p = root.parent / "shared" / "data"
-    if p.is_dir():
-        return p
-    raise DataNotFoundError(f"no data found (looked for {p}). {DATA_HINT}")
+    candidates = [root.parent / "shared" / "data", root / "data"]
+    for p in candidates:
+        if p.is_dir():
+            return p
+    raise DataNotFoundError(
+        f"no data found (looked for {', '.join(map(str, candidates))}). {DATA_HINT}"
+    )
 
 
 def default_corpora(data_dir: Path) -> list[CorpusSpec]:

@@ -113,9 +113,11 @@ def run_job(cfg) -> dict:
     if cfg.sts.max_pairs_per_set:
         sig += f"|subsample:{cfg.sts.max_pairs_per_set}-pairs-per-set,seed0"
     if cfg.corpus != "none":
-        sig += (f"|train:{cfg.corpus},{cfg.data.format},steps:{result.get('steps')},"
-                f"bs:{cfg.batch_size},lr:{cfg.lr},pool:{cfg.pooling},T:{cfg.temperature},"
-                f"ppl<={cfg.data.max_perplexity}")
+        sig += (
+            f"|train:{cfg.corpus},{cfg.data.format},steps:{result.get('steps')},"
+            f"bs:{cfg.batch_size},lr:{cfg.lr},pool:{cfg.pooling},T:{cfg.temperature},"
+            f"ppl<={cfg.data.max_perplexity}"
+        )
     result.update({"model": model_path, "sts": sts, "signature": sig})
     (out / "results.json").write_text(json.dumps(result, indent=2))
     log.info("%s seed %s: STS avg spearman %.2f", cfg.corpus, cfg.seed, sts["avg"]["spearman"])

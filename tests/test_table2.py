@@ -121,3 +121,14 @@ def test_stanza_without_models_says_how_to_download():
 
     with pytest.raises(ParserError, match="stanza.download"):
         StanzaParser(model_dir="/nonexistent-stanza-dir")
+
+
+def test_data_dir_falls_back_to_project_data(tmp_path, monkeypatch):
+    from paraamr.table2 import resolve_data_dir
+
+    monkeypatch.delenv("PARAAMR_DATA", raising=False)
+    proj = tmp_path / "proj"
+    (proj / "data").mkdir(parents=True)
+    assert resolve_data_dir(None, project_root=proj) == proj / "data"
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    assert resolve_data_dir(None, project_root=proj) == tmp_path / "shared" / "data"

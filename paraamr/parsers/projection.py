@@ -97,7 +97,10 @@ if TYPE_CHECKING:
 
     from spacy.tokens import Span, Token
 
-__all__ = ["Tree", "project_sentence"]
+__all__ = ["Tree", "project_sentence", "RULES_VERSION"]
+
+#: Bumped whenever a rule changes the trees; part of every signature that uses this parser.
+RULES_VERSION = "2"
 
 Tree = tuple  # (label: str, children: tuple[Tree, ...]); a word leaf is (word, ())
 Kids = dict  # token index -> the token's dependents in the projection

@@ -44,9 +44,11 @@ class SpacyParser:
         self.spacy_version = spacy.__version__
 
     def signature(self) -> str:
+        from paraamr.parsers.projection import RULES_VERSION
+
         meta = self.nlp.meta
         return (
-            f"spacy-projection({meta.get('lang', 'en')}_{meta.get('name', '?')}-"
+            f"spacy-projection-v{RULES_VERSION}({meta.get('lang', 'en')}_{meta.get('name', '?')}-"
             f"{meta.get('version', '?')},spacy-{self.spacy_version})"
         )
 
