@@ -92,7 +92,9 @@ def _cmd_score(a) -> None:
     from paraamr.signature import metric_signature
     from paraamr.table2 import limited, merge_shards, shard_dir
 
-    cfg = MetricConfig(bleu=a.bleu, ted_variant=a.ted_variant, on_error=a.on_error)
+    cfg = MetricConfig(
+        bleu=a.bleu, ted_variant=a.ted_variant, on_error=a.on_error, lowercase=a.lowercase
+    )
     parser = make_parser(a.parser)
     sig = metric_signature(
         similarity=a.similarity,
@@ -102,6 +104,7 @@ def _cmd_score(a) -> None:
         ted_kernel=cfg.ted_kernel,
         ted3_depth=cfg.ted3_depth,
         data=a.file,
+        lowercase=a.lowercase,
     )
     out = a.out or tempfile.mkdtemp(prefix="paraamr-score-")
     skips = SkipLog(a.on_error)
@@ -144,6 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--bleu", default="nltk-sentence")
     s.add_argument("--ted-variant", default="paraamr")
     s.add_argument("--limit", type=int, default=None)
+    s.add_argument("--lowercase", action="store_true", help="lowercase tokens for BLEU and IoU")
     s.add_argument("--out", default=None)
     s.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     s.set_defaults(func=_cmd_score)

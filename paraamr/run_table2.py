@@ -55,6 +55,7 @@ def score_table2(cfg: DictConfig) -> list[str]:
         chunk_size=cfg.metrics.chunk_size,
         workers=cfg.metrics.workers,
         on_error=cfg.on_error,
+        lowercase=cfg.metrics.lowercase,
     )
     keys = common_subset(specs, cfg.on_error, cfg.progress)
     if len(keys) == 0:
@@ -69,6 +70,7 @@ def score_table2(cfg: DictConfig) -> list[str]:
         ted_kernel=mcfg.ted_kernel,
         ted3_depth=mcfg.ted3_depth,
         data=data_label.split(" (")[0].replace(" ", "-"),
+        lowercase=mcfg.lowercase,
     )
     total = len(keys) if not cfg.limit else min(len(keys), int(cfg.limit))
     total = (total - cfg.shard + cfg.num_shards - 1) // cfg.num_shards

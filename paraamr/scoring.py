@@ -57,6 +57,7 @@ class MetricConfig:
     chunk_size: int = 1000
     workers: int = 1
     on_error: str = "raise"
+    lowercase: bool = False  # lowercase tokens before BLEU and IoU (default: case as written)
 
     def __post_init__(self) -> None:
         if self.bleu not in BLEU_VARIANTS:
@@ -160,7 +161,7 @@ class _Scorer:
                 "paraphrase": r.paraphrases[j].text,
                 "similarity": sim,
                 "one_minus_bleu": self._one_minus_bleu(src, para, r, j),
-                "one_minus_iou": 1.0 - token_iou(src.tokens, para.tokens),
+                "one_minus_iou": 1.0 - token_iou(self._tok(src), self._tok(para)),
                 "ted3": ted[0],
                 "tedf": ted[1],
             }
@@ -188,12 +189,18 @@ class _Scorer:
         ]
         return [x for f in futures for x in f.result()]
 
+    def _tok(self, parsed: Parsed):
+        return [t.lower() for t in parsed.tokens] if self.cfg.lowercase else parsed.tokens
+
     def _one_minus_bleu(self, src: Parsed, para: Parsed, r: SourceRecord, j: int):
         if self.cfg.bleu == "nltk-sentence":
-            return 1.0 - bleu_nltk(para.tokens, src.tokens)
+            return 1.0 - bleu_nltk(self._tok(para), self._tok(src))
+        hyp, ref = r.paraphrases[j].text, r.text
+        if self.cfg.lowercase:
+            hyp, ref = hyp.lower(), ref.lower()
         if self.cfg.bleu == "sacrebleu-sentence":
-            return 1.0 - bleu_sacrebleu_sentence(r.paraphrases[j].text, r.text)
-        self.corpus_bleu.add(r.paraphrases[j].text, r.text)
+            return 1.0 - bleu_sacrebleu_sentence(hyp, ref)
+        self.corpus_bleu.add(hyp, ref)
         return None  # corpus BLEU has no per-pair value
 
 

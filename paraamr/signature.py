@@ -44,16 +44,23 @@ def metric_signature(
     ted_kernel: str,
     ted3_depth: int,
     data: str,
+    lowercase: bool = False,
 ) -> str:
     """One line naming metric variants, model, parser, tokenization, data and versions."""
     v = package_versions()
+    case = "lower" if lowercase else "as-written"
     parts = [
         f"paraamr:{v['paraamr']}",
         f"data:{data}",
         "agg:src-mean,drop-identical:ci",
         f"sim:cos({similarity})",
-        f"bleu:{bleu},w:uniform4,tok:parser" if bleu == "nltk-sentence" else f"bleu:{bleu},tok:13a",
-        "iou:token-set,tok:parser,case:as-written",
+        (
+            f"bleu:{bleu},w:uniform4,tok:parser"
+            if bleu == "nltk-sentence"
+            else f"bleu:{bleu},tok:13a"
+        )
+        + f",case:{case}",
+        f"iou:token-set,tok:parser,case:{case}",
         f"ted:{ted_variant},d3:{ted3_depth},unit-cost,words:no,pos:yes,kernel:{ted_kernel}",
         f"parser:{parser_sig}",
         "versions:" + ",".join(f"{k}-{v[k]}" for k in _PACKAGES),

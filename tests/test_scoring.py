@@ -158,3 +158,26 @@ def test_process_pool_gives_same_teds(gold_corpus, tmp_path):
     _score(gold_corpus, tmp_path / "b", cfg=MetricConfig(workers=2))
     a, b = merge_shards(tmp_path / "a", "gold"), merge_shards(tmp_path / "b", "gold")
     assert (a["ted3"], a["tedf"]) == (b["ted3"], b["tedf"])
+
+
+def test_lowercase_option_changes_lexical_metrics_only(tmp_path):
+    path = tmp_path / "c.jsonl"
+    src_tree = (
+        "(ROOT (S (NP (DT The) (NN Cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)))"
+    )
+    para_tree = (
+        "(ROOT (S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))"
+        " (NP (NN today))) (. .)))"
+    )
+    rec = {
+        "text": "The Cat sat on the mat .",
+        "text_parse": src_tree,
+        "paraphrases": [{"para_text": "the cat sat on the mat today .", "para_parse": para_tree}],
+    }
+    path.write_text(json.dumps(rec) + "\n")
+    _score(path, tmp_path / "a")
+    _score(path, tmp_path / "b", cfg=MetricConfig(lowercase=True))
+    a, b = merge_shards(tmp_path / "a", "gold"), merge_shards(tmp_path / "b", "gold")
+    assert b["one_minus_iou"] == pytest.approx(100 * (1 - 6 / 7), abs=1e-3)
+    assert a["one_minus_iou"] > b["one_minus_iou"] and a["one_minus_bleu"] > b["one_minus_bleu"]
+    assert (a["ted3"], a["tedf"], a["similarity"]) == (b["ted3"], b["tedf"], b["similarity"])
