@@ -32,19 +32,21 @@ log = logging.getLogger(__name__)
 
 
 def _specs(cfg: DictConfig):
+    """(corpus specs, data label for signatures, human description of the data)."""
     if cfg.corpora:
-        return parse_corpus_specs(str(cfg.corpora)), "user corpora"
+        return parse_corpus_specs(str(cfg.corpora)), "user-corpora", "user corpora"
     data = resolve_data_dir(cfg.data_dir)
-    return default_corpora(data), f"ParaBank-Eval sample ({data}/paraphrase/parabank-eval)"
+    where = f"ParaBank-Eval sample ({data}/paraphrase/parabank-eval)"
+    return default_corpora(data), "ParaBank-Eval-sample", where
 
 
-def score_table2(cfg: DictConfig) -> list[str]:
-    """Score this job's shard of every corpus; returns the corpus names."""
+def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
+    """Score this job's shard of every corpus; returns the corpus names and a data description."""
     from hydra.utils import instantiate
 
     from paraamr.metrics.semantic import load_encoder
 
-    specs, data_label = _specs(cfg)
+    specs, data_label, data_description = _specs(cfg)
     mcfg = MetricConfig(
         bleu=cfg.metrics.bleu,
         ted_variant=cfg.ted.variant,
@@ -69,7 +71,7 @@ def score_table2(cfg: DictConfig) -> list[str]:
         ted_variant=mcfg.ted_variant,
         ted_kernel=mcfg.ted_kernel,
         ted3_depth=mcfg.ted3_depth,
-        data=data_label.split(" (")[0].replace(" ", "-"),
+        data=data_label,
         lowercase=mcfg.lowercase,
     )
     total = len(keys) if not cfg.limit else min(len(keys), int(cfg.limit))
@@ -100,7 +102,7 @@ def score_table2(cfg: DictConfig) -> list[str]:
             res.dropped_identical,
             skips.total,
         )
-    return [s.name for s in specs]
+    return [s.name for s in specs], data_description
 
 
 def finish_table2(
@@ -149,13 +151,12 @@ def finish_table2(
 
 def run_table2(cfg: DictConfig) -> dict:
     """Score, then (for unsharded runs) merge and write the tables."""
-    names = score_table2(cfg)
+    names, data_description = score_table2(cfg)
     merge = cfg.merge if cfg.merge != "auto" else cfg.num_shards == 1
     if not merge:
         return {"names": names}
-    specs, data_label = _specs(cfg)
     meta = {
-        "description": f"{data_label}; similarity={cfg.similarity.name}; "
+        "description": f"{data_description}; similarity={cfg.similarity.name}; "
         f"parser={cfg.parser._target_.rsplit('.', 1)[1]}; TED={cfg.ted.variant}; "
         f"BLEU={cfg.metrics.bleu}; limit={cfg.limit}",
         "config": OmegaConf.to_container(cfg, resolve=True),

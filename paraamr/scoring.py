@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
-from paraamr.corpus.records import SourceRecord, normalize_key
+from paraamr.corpus.records import SourceRecord, same_sentence
 from paraamr.errors import ParserError
 from paraamr.metrics.aggregate import source_means
 from paraamr.metrics.lexical import (
@@ -102,20 +102,24 @@ class _Scorer:
             self._pool.shutdown()
 
     def _parses(self, records: list[SourceRecord]) -> dict:
-        if self.parser.name == "gold":
-            table: dict = {}
-            for r in records:
-                table[("src", id(r))] = self.parser.parse_tree(r.parse)
-                for j, p in enumerate(r.paraphrases):
-                    table[("para", id(r), j)] = self.parser.parse_tree(p.parse)
-            return table
-        sents = [r.text for r in records] + [p.text for r in records for p in r.paraphrases]
-        return parse_unique(sents, self.parser, self.cfg.parse_batch_size)
+        """``(record index, paraphrase index or None) -> Parsed | ParserError`` for a chunk.
 
-    def _lookup(self, table, r, j=None) -> Parsed | ParserError:
+        Gold trees come from the records; other backends parse each distinct sentence once.
+        """
         if self.parser.name == "gold":
-            return table[("src", id(r))] if j is None else table[("para", id(r), j)]
-        return table[r.text if j is None else r.paraphrases[j].text]
+            read = self.parser.parse_tree
+            return {
+                (i, j): read(r.parse if j is None else r.paraphrases[j].parse)
+                for i, r in enumerate(records)
+                for j in (None, *range(len(r.paraphrases)))
+            }
+        sents = [r.text for r in records] + [p.text for r in records for p in r.paraphrases]
+        by_text = parse_unique(sents, self.parser, self.cfg.parse_batch_size)
+        return {
+            (i, j): by_text[r.text if j is None else r.paraphrases[j].text]
+            for i, r in enumerate(records)
+            for j in (None, *range(len(r.paraphrases)))
+        }
 
     def score_chunk(self, records: list[SourceRecord], first_id: int, res: ShardResult):
         """Yield (source row, pair rows) for each record of the chunk that has a scored pair."""
@@ -123,16 +127,15 @@ class _Scorer:
         cand = []  # (record index, source id, paraphrase index, src Parsed, para Parsed)
         for i, r in enumerate(records):
             sid = r.index if r.index is not None else first_id + i
-            src = self._lookup(table, r)
+            src = table[i, None]
             if isinstance(src, ParserError):
                 self.skips.skip(f"source not parsed: {src}", r.path, r.line)
                 continue
-            key = normalize_key(r.text, lowercase=True)
             for j, p in enumerate(r.paraphrases):
-                if normalize_key(p.text, lowercase=True) == key:
+                if same_sentence(r.text, p.text):
                     res.dropped_identical += 1
                     continue
-                para = self._lookup(table, r, j)
+                para = table[i, j]
                 if isinstance(para, ParserError):
                     self.skips.skip(f"paraphrase {j} not parsed: {para}", r.path, r.line)
                     continue

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.readers import FORMATS, read_corpus
-from paraamr.corpus.records import SourceRecord, normalize_key
+from paraamr.corpus.records import SourceRecord, same_sentence
 from paraamr.corpus.subset import common_keys, filter_common, source_keys
 from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.metrics.aggregate import bootstrap_ci, corpus_means
@@ -144,8 +144,7 @@ def default_corpora(data_dir: Path) -> list[CorpusSpec]:
 def _usable(records: Iterable[SourceRecord]) -> Iterator[SourceRecord]:
     """Records with at least one paraphrase that differs from the source (case-insensitive)."""
     for r in records:
-        key = normalize_key(r.text, lowercase=True)
-        if any(normalize_key(p.text, lowercase=True) != key for p in r.paraphrases):
+        if any(not same_sentence(r.text, p.text) for p in r.paraphrases):
             yield r
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paraamr.build.inputs import Item, read_items
-from paraamr.build.postprocess import postprocess
+from paraamr.build.postprocess import postprocess_indexed
 from paraamr.errors import ParaAMRError
 from paraamr.scoring import chunked
 
@@ -171,14 +171,14 @@ class Builder:
                 by_item.setdefault(it.line, []).append((t, f, g))
         # 5. post-process
         records: list[dict] = []
-        kept_items = []
+        with_jobs = {it.line for it, _, _ in jobs}
         for it in todo:
             if it.line not in by_item:
-                if any(j[0] is it for j in jobs):
+                if it.line in with_jobs:
                     self._reject(rejects, it, "generate", "the generator failed on every graph")
                 continue
             cands = by_item[it.line]
-            texts_kept, dropped = postprocess(
+            kept, dropped = postprocess_indexed(
                 it.text,
                 [c[0] for c in cands],
                 lowercase=self.cfg.lowercase,
@@ -186,7 +186,7 @@ class Builder:
                 drop_identical=self.cfg.drop_identical,
             )
             counts.update({f"dropped_{k}": v for k, v in dropped.items()})
-            if not texts_kept:
+            if not kept:
                 self._reject(
                     rejects,
                     it,
@@ -194,17 +194,13 @@ class Builder:
                     f"no paraphrase left after post-processing ({dropped})",
                 )
                 continue
-            meta = {}
-            for t, f, g in cands:  # first candidate that produced each kept text
-                key = " ".join(t.split()).lower() if self.cfg.lowercase else " ".join(t.split())
-                meta.setdefault(key, (f, g))
-            paras = [{"para_text": t} for t in texts_kept]
-            if self.cfg.keep_graphs:
-                for p in paras:
-                    f, g = meta.get(p["para_text"], (None, None))
-                    p["focus"], p["amr"] = f, g
+            paras = []
+            for i, text in kept:
+                p = {"para_text": text}
+                if self.cfg.keep_graphs:
+                    p["focus"], p["amr"] = cands[i][1], cands[i][2]
+                paras.append(p)
             records.append({"line": it.line, "text": it.text, "paraphrases": paras})
-            kept_items.append(it)
         # 6. perplexity
         if self.scorer is not None and records:
             flat = [p for r in records for p in r["paraphrases"]]

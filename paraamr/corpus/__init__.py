@@ -2,7 +2,7 @@
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.readers import FORMATS, guess_format, read_corpus, write_corpus
-from paraamr.corpus.records import Pair, Paraphrase, SourceRecord, normalize_key
+from paraamr.corpus.records import Pair, Paraphrase, SourceRecord, normalize_key, same_sentence
 from paraamr.corpus.subset import common_keys, filter_common, key_of, source_keys
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "key_of",
     "normalize_key",
     "read_corpus",
+    "same_sentence",
     "source_keys",
     "write_corpus",
 ]

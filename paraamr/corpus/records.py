@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Paraphrase", "SourceRecord", "Pair", "normalize_key"]
+__all__ = ["Paraphrase", "SourceRecord", "Pair", "normalize_key", "same_sentence"]
 
 
 def normalize_key(text: str, lowercase: bool = False) -> str:
@@ -28,6 +28,16 @@ def normalize_key(text: str, lowercase: bool = False) -> str:
     """
     key = " ".join(text.split())
     return key.lower() if lowercase else key
+
+
+def same_sentence(a: str, b: str) -> bool:
+    """Whether a paraphrase merely repeats its source (whitespace- and case-insensitive), the test
+    the ParaAMR scripts use to drop such pairs.
+
+    >>> same_sentence("He left.", "he  left.")
+    True
+    """
+    return normalize_key(a, lowercase=True) == normalize_key(b, lowercase=True)
 
 
 @dataclass(frozen=True)

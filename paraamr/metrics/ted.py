@@ -185,6 +185,17 @@ def _native_distance(kernel: str, a, b) -> int:
     return int(zss.simple_distance(a, b))
 
 
+def _converted(tree: Tree, kernel: str) -> tuple:
+    """A cut tree in the kernel's own format, with its node count (for normalisation)."""
+    return _CONVERT[kernel](tree), size(tree)
+
+
+def _distance(a: tuple, b: tuple, kernel: str, v: TEDVariant) -> float:
+    """Distance between two :func:`_converted` trees, normalised as the variant says."""
+    d = _native_distance(kernel, a[0], b[0])
+    return d / (a[1] + b[1]) if v.normalize == "sum" else d
+
+
 def ted_batch(
     pairs: list[tuple[str, str]],
     depth3: int = 3,
@@ -203,22 +214,20 @@ def ted_batch(
     def prepared(text: str) -> tuple:
         if text not in cache:
             t = parse_bracketed(text)
-            p3, pf = prepare(t, depth3, v), prepare(t, None, v)
-            cache[text] = (_CONVERT[kernel](p3), size(p3), _CONVERT[kernel](pf), size(pf))
+            cache[text] = (
+                _converted(prepare(t, depth3, v), kernel),
+                _converted(prepare(t, None, v), kernel),
+            )
         return cache[text]
 
     out: list[tuple[float, float] | str] = []
     for a, b in pairs:
         try:
-            pa, pb = prepared(a), prepared(b)
+            (a3, af), (b3, bf) = prepared(a), prepared(b)
         except TreeError as e:
             out.append(str(e))
             continue
-        d3 = _native_distance(kernel, pa[0], pb[0])
-        df = _native_distance(kernel, pa[2], pb[2])
-        if v.normalize == "sum":
-            d3, df = d3 / (pa[1] + pb[1]), df / (pa[3] + pb[3])
-        out.append((d3, df))
+        out.append((_distance(a3, b3, kernel, v), _distance(af, bf, kernel, v)))
     return out
 
 
@@ -232,11 +241,12 @@ def ted_trees(
 ) -> float:
     """TED between two already-read trees (see :func:`tree_edit_distance`)."""
     v = VARIANTS[variant] if isinstance(variant, str) else variant
-    pa, pb = prepare(a, depth, v), prepare(b, depth, v)
-    d = KERNELS[kernel](pa, pb)
-    if v.normalize == "sum":
-        return d / (size(pa) + size(pb))
-    return d
+    return _distance(
+        _converted(prepare(a, depth, v), kernel),
+        _converted(prepare(b, depth, v), kernel),
+        kernel,
+        v,
+    )
 
 
 @lru_cache(maxsize=65536)
