@@ -45,3 +45,15 @@ def minilm():
     from paraamr.metrics.semantic import load_encoder
 
     return load_encoder("minilm", "cpu")
+
+
+@pytest.fixture(scope="session")
+def compose_config():
+    """``compose_config(name, *overrides)``: a project config composed with Hydra's compose API."""
+    from hydra import compose, initialize_config_dir
+
+    def _compose(name: str, *overrides: str):
+        with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+            return compose(name, overrides=list(overrides))
+
+    return _compose

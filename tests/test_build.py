@@ -13,6 +13,7 @@ import pytest
 
 from paraamr.build.inputs import Item, read_items
 from paraamr.build.pipeline import BuildConfig, Builder, BuildError, merge_shards, run_shard
+from paraamr.errors import ParaAMRError
 from paraamr.testing.fakes import ConceptGenerator
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +124,7 @@ def test_shards_merge_to_the_unsharded_corpus(little_prince, tmp_path):
 
 def test_merge_refuses_unfinished_shards(little_prince, tmp_path):
     run_shard(builder(), little_prince, tmp_path, shard=0, num_shards=2, progress=False)
-    with pytest.raises(Exception, match="unfinished or missing"):
+    with pytest.raises(ParaAMRError, match="unfinished or missing"):
         merge_shards(tmp_path, 2, tmp_path / "c.jsonl")
 
 
@@ -137,6 +138,26 @@ def test_random_k_is_deterministic(little_prince, tmp_path):
         )
     a = (tmp_path / "a" / "shard-00000-of-00001.jsonl").read_bytes()
     assert a == (tmp_path / "b" / "shard-00000-of-00001.jsonl").read_bytes()
+    rows = [json.loads(x) for x in a.decode().splitlines()]
+    assert rows and all(len(r["paraphrases"]) <= 2 for r in rows)  # k took effect
+    run_shard(builder(), little_prince, tmp_path / "all", progress=False)
+    assert a != (tmp_path / "all" / "shard-00000-of-00001.jsonl").read_bytes()
+
+
+def test_bad_focus_settings_fail_at_configuration():
+    with pytest.raises(ValueError, match="unknown policy"):
+        BuildConfig(focus_policy="rnd")
+    with pytest.raises(ValueError, match="only applies"):
+        BuildConfig(focus_k=3)
+
+
+def test_gold_graphs_are_read_with_the_amr_model():
+    """``:consist-of`` is a role in AMR, not an inverted ``:consist``; penman's default model
+    would invert it."""
+    g = "(t / team :consist-of (p / person))"
+    b = Builder(generator=ConceptGenerator(), cfg=BuildConfig(keep_graphs=True))
+    recs, _, _ = b.process_chunk([Item(1, "A team of people.", graph=g)])
+    assert recs[0]["paraphrases"][0]["amr"] == "(p / person :consist-of-of (t / team))"
 
 
 def _build_cmd(inp, out):

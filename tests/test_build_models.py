@@ -4,10 +4,8 @@ inference run (stog, gtos) and a Hugging Face causal LM scores perplexity."""
 import json
 import math
 import os
-from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -20,8 +18,6 @@ from paraamr.testing.tiny_models import (  # noqa: E402
     build_tiny_stog,
 )
 
-CONF = str(Path(__file__).resolve().parents[1] / "conf")
-
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
@@ -32,18 +28,14 @@ def tiny_dir(tmp_path_factory):
     return d
 
 
-def cfg(*overrides):
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose("build", overrides=list(overrides))
-
-
-def test_gold_graphs_tiny_generator_and_lm(tiny_dir, data_dir, tmp_path):
+def test_gold_graphs_tiny_generator_and_lm(tiny_dir, data_dir, tmp_path, compose_config):
     src = (data_dir / "amr" / "amr-bank-struct-v3.0.txt").read_text(encoding="utf-8")
     blocks = [b for b in src.split("\n\n") if "::snt" in b][:24]
     inp = tmp_path / "lp.amr"
     inp.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
     summary = run_build(
-        cfg(
+        compose_config(
+            "build",
             "+experiment=tiny",
             "stog=none",
             "input_format=penman",
@@ -68,11 +60,12 @@ def test_gold_graphs_tiny_generator_and_lm(tiny_dir, data_dir, tmp_path):
     assert (tmp_path / "out" / "table1.md").exists()
 
 
-def test_sentences_through_the_tiny_parser(tiny_dir, tmp_path):
+def test_sentences_through_the_tiny_parser(tiny_dir, tmp_path, compose_config):
     inp = tmp_path / "s.txt"
     inp.write_text("The boy wants to go.\n\nThe girl said it was raining.\nHe left.\n")
     summary = run_build(
-        cfg(
+        compose_config(
+            "build",
             "+experiment=tiny",
             f"tiny_dir={tiny_dir}",
             f"input={inp}",

@@ -1,29 +1,27 @@
 """`make table2` end to end, in-process through Hydra's compose API, on the real ParaBank-Eval."""
 
 import json
-from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.run_table2 import run_table2
 from paraamr.table2 import parse_corpus_specs
 from paraamr.tables import TABLE2_COLUMNS
 
-CONF = str(Path(__file__).resolve().parents[1] / "conf")
-
-
-def cfg(*overrides):
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose("table2", overrides=list(overrides))
-
 
 @pytest.fixture(scope="module")
-def table2_run(tmp_path_factory, data_dir):
+def table2_run(tmp_path_factory, data_dir, compose_config):
     out = tmp_path_factory.mktemp("t2")
     result = run_table2(
-        cfg(f"out_dir={out}", "limit=12", "progress=false", "bootstrap=50", f"data_dir={data_dir}")
+        compose_config(
+            "table2",
+            f"out_dir={out}",
+            "limit=12",
+            "progress=false",
+            "bootstrap=50",
+            f"data_dir={data_dir}",
+        )
     )
     return out, result
 
@@ -58,12 +56,14 @@ def test_wandb_offline_run_files(table2_run):
     assert "ParaNMT" in names and "ParaAMR (paper)" in names
 
 
-def test_no_data_gives_a_clear_message(tmp_path):
+def test_no_data_gives_a_clear_message(tmp_path, compose_config):
     with pytest.raises(DataNotFoundError, match="make data"):
-        run_table2(cfg(f"out_dir={tmp_path}", f"data_dir={tmp_path}/nothing-here"))
+        run_table2(
+            compose_config("table2", f"out_dir={tmp_path}", f"data_dir={tmp_path}/nothing-here")
+        )
 
 
-def test_user_corpora(tmp_path):
+def test_user_corpora(tmp_path, compose_config):
     a, b = tmp_path / "a.jsonl", tmp_path / "b.tsv"
     a.write_text(
         json.dumps(
@@ -78,7 +78,8 @@ def test_user_corpora(tmp_path):
     )
     b.write_text("The cat sat on the mat.\tA cat was sitting on the mat.\n")
     res = run_table2(
-        cfg(
+        compose_config(
+            "table2",
             f"out_dir={tmp_path}/out",
             f"corpora='A={a} B={b}:pairs'",
             "progress=false",
@@ -108,10 +109,10 @@ def test_corpus_spec_errors():
         ("similarity", "simcse"),
     ],
 )
-def test_config_groups_compose(group, option):
-    c = cfg(f"{group}={option}")
+def test_config_groups_compose(group, option, compose_config):
+    c = compose_config("table2", f"{group}={option}")
     assert c[group]
-    paper = cfg("+experiment=paper")
+    paper = compose_config("table2", "+experiment=paper")
     assert paper.similarity.name == "simcse" and paper.parser._target_.endswith("StanzaParser")
 
 

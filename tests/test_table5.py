@@ -4,20 +4,12 @@ import json
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 from paraamr.table5 import gather_rows, run_job
 
-CONF = str(Path(__file__).resolve().parents[1] / "conf")
-
-
-def cfg(*overrides):
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose("table5", overrides=list(overrides))
-
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, data_dir):
+def runs(tmp_path_factory, data_dir, compose_config):
     root = tmp_path_factory.mktemp("t5")
     common = [
         "sts.max_pairs_per_set=60",
@@ -31,7 +23,8 @@ def runs(tmp_path_factory, data_dir):
     ]
     out = []
     for corpus, seed in (("msrp", 0), ("msrp", 1), ("none", 0)):
-        c = cfg(
+        c = compose_config(
+            "table5",
             f"train_corpus={corpus}",
             f"seed={seed}",
             *common,
@@ -78,8 +71,10 @@ def test_gather_and_analysis_outputs(runs, tmp_path):
     assert len(tables) == 1
 
 
-def test_paper_preset_composes():
-    c = cfg("+experiment=table5_paper", "train_corpus=custom", "data.path=x.jsonl")
+def test_paper_preset_composes(compose_config):
+    c = compose_config(
+        "table5", "+experiment=table5_paper", "train_corpus=custom", "data.path=x.jsonl"
+    )
     assert (c.model.name_or_path, c.batch_size, c.max_epochs, c.lr) == (
         "bert-base-uncased",
         128,

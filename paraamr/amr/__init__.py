@@ -6,9 +6,18 @@ from paraamr.amr.refocus import (
     POLICIES,
     AMRError,
     candidate_foci,
+    check_policy,
     linearize,
     read_amr_file,
     refocus,
 )
 
-__all__ = ["AMRError", "POLICIES", "candidate_foci", "linearize", "read_amr_file", "refocus"]
+__all__ = [
+    "AMRError",
+    "POLICIES",
+    "candidate_foci",
+    "check_policy",
+    "linearize",
+    "read_amr_file",
+    "refocus",
+]

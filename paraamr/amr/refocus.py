@@ -203,6 +203,24 @@ def refocus(graph: str | penman.Graph, focus: str) -> penman.Graph:
     return result
 
 
+def check_policy(policy: str, k: int | None = None) -> None:
+    """Raise ``ValueError`` for an unknown focus policy or a *k* that does not fit it.
+
+    >>> check_policy("random_k", 2)
+    >>> check_policy("all", 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: k only applies to policy 'random_k', not 'all'
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
+    if policy == "random_k":
+        if k is None or isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ValueError(f"policy 'random_k' needs an integer k >= 0, got {k!r}")
+    elif k is not None:
+        raise ValueError(f"k only applies to policy 'random_k', not {policy!r}")
+
+
 def candidate_foci(
     graph: str | penman.Graph,
     policy: str = "all",

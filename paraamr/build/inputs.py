@@ -84,6 +84,7 @@ def read_penman_items(path: str | os.PathLike) -> Iterator[Item]:
     an item with ``error`` set (rejected with the reason, never dropped silently). Blocks of
     comments only (file headers) are not graphs and are ignored."""
     import penman
+    from penman.models.amr import model as amr_model
 
     skips = SkipLog("skip")
     block: list[str] = []
@@ -94,7 +95,7 @@ def read_penman_items(path: str | os.PathLike) -> Iterator[Item]:
             return
         text = "\n".join(block)
         try:
-            g = penman.decode(text)
+            g = penman.decode(text, model=amr_model)
         except Exception as e:  # penman raises DecodeError and, for odd input, others
             yield Item(start, "", error=f"malformed PENMAN graph: {type(e).__name__}: {e}")
             return

@@ -55,8 +55,11 @@ class BuildConfig:
     on_error: str = "skip"
 
     def __post_init__(self) -> None:
+        from paraamr.amr.refocus import check_policy
+
         if self.on_error not in ("raise", "skip"):
             raise ValueError("on_error must be raise or skip")
+        check_policy(self.focus_policy, self.focus_k)  # a bad setting is not a bad graph
 
 
 def line_seed(seed: int, line: int) -> int:
@@ -107,6 +110,7 @@ class Builder:
     def process_chunk(self, items: list[Item]) -> tuple[list[dict], list[dict], Counter]:
         """Records (canonical format + ``line``), rejects (line, text, stage, reason), counts."""
         import penman
+        from penman.models.amr import model as amr_model
 
         from paraamr.amr.refocus import candidate_foci, linearize, refocus
 
@@ -138,7 +142,7 @@ class Builder:
                 self._reject(rejects, it, "parse", "the AMR parser returned no graph (None)")
                 continue
             try:
-                graph = penman.decode(it.graph)
+                graph = penman.decode(it.graph, model=amr_model)
                 foci = candidate_foci(
                     graph,
                     self.cfg.focus_policy,
