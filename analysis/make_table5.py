@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 from pathlib import Path
 
 from paraamr.table5 import PAPER_TABLE5, gather_rows, load_results
@@ -171,7 +170,6 @@ def main(argv: list[str] | None = None) -> dict:
             name="table5-summary",
             config={"note": a.note},
             directory=str(out),
-            mode=os.environ.get("WANDB_MODE"),
         ) as run:
             log_table(run, "table5", cols, data)
     print(paths["md"].read_text())

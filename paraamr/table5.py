@@ -2,7 +2,7 @@
 
 One job = one (corpus, seed): train (:func:`paraamr.simcse.train.train`), evaluate the best model
 on the STS suite (:func:`paraamr.sts.evaluate_sts`), write ``<out_dir>/results.json``. The job with
-``train_corpus=none`` evaluates the untrained encoder (row "none"). :func:`gather` collects the
+``train_corpus=none`` evaluates the untrained encoder (row "none"). :func:`gather_rows` collects the
 jobs of a sweep into Table 5 rows (mean ± std over seeds).
 
 >>> rows = gather_rows([

@@ -1,6 +1,7 @@
 """Table 5: one real (tiny-budget) job per kind through Hydra's compose API, then the analysis."""
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -38,20 +39,19 @@ def test_jobs_write_results(runs):
     root, results = runs
     for r in results:
         assert set(r["sts"]["years"]) == {"STS12", "STS13", "STS14", "STS15", "STS16"}
-        assert -100 <= r["sts"]["avg"]["spearman"] <= 100
+        assert math.isfinite(r["sts"]["avg"]["spearman"]) and r["sts"]["avg"]["spearman"] > 30
         assert "subsample:60" in r["signature"]
     assert results[0]["steps"] == 2 and results[2]["corpus"] == "none"
     assert len(list((root / "runs").rglob("results.json"))) == 3
 
 
-def test_gather_and_analysis_outputs(runs, tmp_path):
-    import sys
+def test_gather_and_analysis_outputs(runs, tmp_path, monkeypatch):
 
     root, results = runs
     rows = gather_rows(results)
     assert [r["dataset"] for r in rows] == ["none", "MSRP"]
     assert rows[1]["n_seeds"] == 2 and rows[1]["spearman_std"] >= 0
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
     from analysis.make_table5 import main
 
     res = main(["--runs", str(root / "runs"), "--out", str(tmp_path)])

@@ -33,7 +33,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from paraamr.corpus.errors import SkipLog
-from paraamr.corpus.readers import FORMATS, read_corpus
+from paraamr.corpus.readers import FORMATS, guess_format, read_corpus
 from paraamr.errors import CorpusFormatError, DataNotFoundError, ParaAMRError
 
 __all__ = [
@@ -264,13 +264,13 @@ def load_triplets(
     """Dispatch on ``fmt`` (one of :data:`TRIPLET_FORMATS`; ``.csv`` files default to
     ``simcse-csv``, others as :func:`paraamr.corpus.guess_format`)."""
     skips = SkipLog(on_error)
-    if fmt is None and str(path).lower().endswith(".csv"):
-        fmt = "simcse-csv"
+    if fmt is None:  # decide once, so a guessed format takes the same branch as a given one
+        fmt = "simcse-csv" if str(path).lower().endswith(".csv") else guess_format(path)
     if fmt == "simcse-csv":
         out = read_simcse_csv(path, skips, seed=seed, limit=limit)
     elif fmt == "pairs":
         out = read_pair_tsv(path, skips, seed=seed, limit=limit)
-    elif fmt is None or fmt in FORMATS:
+    elif fmt in FORMATS:
         out = triplets_from_corpus(
             path,
             fmt,

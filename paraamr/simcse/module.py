@@ -39,9 +39,9 @@ import pytorch_lightning as pl
 import torch
 from torch import Tensor
 
-from paraamr.corpus.readers import iter_lines
-from paraamr.errors import CorpusFormatError, DataNotFoundError, ParaAMRError
+from paraamr.errors import ParaAMRError
 from paraamr.simcse.loss import simcse_loss
+from paraamr.sts.readers import STSB_FILE
 
 __all__ = [
     "POOLINGS",
@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 
 POOLINGS = ("cls", "mean")
 # Full GLUE STS-B dev (1,500 pairs), relative to the data directory.
-STSB_DEV = os.path.join("glue", "k-shot", "STS-B", "16-42", "test.tsv")
+STSB_DEV = STSB_FILE  # the full GLUE STS-B dev set, relative to the data dir
 SentencePair = tuple[str, str, float]
 
 
@@ -250,44 +250,17 @@ class SimCSEModule(pl.LightningModule):
 
 
 def read_stsb_dev(path: str | os.PathLike, limit: int | None = None) -> list[SentencePair]:
-    """``(sentence1, sentence2, score)`` from a GLUE STS-B TSV (columns by header name).
+    """``(sentence1, sentence2, score)`` of a GLUE STS-B TSV, read by
+    :func:`paraamr.sts.readers.read_stsb` (first ``limit`` scored pairs).
 
     Raises:
         DataNotFoundError: the file is missing.
         CorpusFormatError: a row lacks a column or its score is not a number (file and line).
     """
-    path = str(path)
-    if not os.path.isfile(path):
-        raise DataNotFoundError(f"STS-B dev file {path} not found (GLUE STS-B dev.tsv layout)")
-    out: list[SentencePair] = []
-    header: list[str] | None = None
-    for n, line in iter_lines(path, _raise_skips()):
-        if not line.strip():
-            continue
-        cols = line.split("\t")
-        if header is None:
-            header = cols
-            missing = {"sentence1", "sentence2", "score"} - set(cols)
-            if missing:
-                raise CorpusFormatError(f"STS-B header lacks {sorted(missing)}", path, n)
-            i1, i2, isc = (cols.index(c) for c in ("sentence1", "sentence2", "score"))
-            continue
-        if len(cols) <= max(i1, i2, isc):
-            raise CorpusFormatError(f"expected {len(header)} columns, got {len(cols)}", path, n)
-        try:
-            score = float(cols[isc])
-        except ValueError:
-            raise CorpusFormatError(f"score {cols[isc]!r} is not a number", path, n) from None
-        out.append((cols[i1].strip(), cols[i2].strip(), score))
-        if limit is not None and len(out) >= limit:
-            break
-    return out
+    from paraamr.sts.readers import read_stsb
 
-
-def _raise_skips():
-    from paraamr.corpus.errors import SkipLog
-
-    return SkipLog("raise")
+    s1, s2, gold = read_stsb(path).subsets["STS-B"]
+    return list(zip(s1, s2, gold.tolist(), strict=True))[:limit]
 
 
 def stsb_dev_spearman(
