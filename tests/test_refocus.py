@@ -16,7 +16,6 @@ from penman.models.amr import model as amr_model
 from paraamr.amr import AMRError, candidate_foci, linearize, read_amr_file, refocus
 from paraamr.errors import ParaAMRError
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 GOLD_FILES = {
     "amr-bank-struct-v3.0.txt": 1562,  # The Little Prince
     "amr-release-dev-bio.txt": 500,  # Bio AMR dev
@@ -210,12 +209,10 @@ def test_candidate_foci_policies():
 
 
 @pytest.fixture(scope="module")
-def gold_graphs() -> list[tuple[str, int, penman.Graph]]:
-    if not DATA.is_dir():
-        pytest.skip(f"shared data not found at {DATA}")
+def gold_graphs(data_dir) -> list[tuple[str, int, penman.Graph]]:
     graphs = []
     for name, expected in GOLD_FILES.items():
-        path = DATA / "amr" / name
+        path = data_dir / "amr" / name
         if not path.is_file():
             pytest.skip(f"gold AMR file not found: {path}")
         stats: dict[str, int] = {}

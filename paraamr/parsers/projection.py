@@ -118,6 +118,7 @@ _LABEL_BY_TAG = {
     **dict.fromkeys(("IN", "TO"), "PP"),
     **{"RP": "PRT", "UH": "INTJ", "LS": "LST"},
 }
+_NON_ADJ_PHRASE_TAGS = _LABEL_BY_TAG.keys() - _ADJ_TAGS
 _WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
 _PUNCT_TAGS = frozenset({".", ",", ":", "``", "''", "-LRB-", "-RRB-", "HYPH"})
 _BE = frozenset({"be", "is", "are", "was", "were", "been", "being", "am", "'s", "'re", "'m"})
@@ -130,7 +131,7 @@ _NOMINAL_DEPS = frozenset(
 _NON_CLAUSAL = frozenset({"amod", "compound", "nmod", "nummod", "poss", "det", "case", "prep"})
 _LEAF_DEPS = frozenset({"punct", "cc", "preconj", "neg", "aux", "auxpass", "mark", "case", "det"})
 _LEAF_DEPS |= {"predet"}
-_PHRASAL = _NOMINAL_DEPS - {"npadvmod", "poss"} | _CLAUSAL_DEPS - {"conj"}
+_PHRASAL = _NOMINAL_DEPS - {"npadvmod", "poss"} | _CLAUSAL_DEPS
 _PHRASAL |= {"prep", "relcl", "acl", "pcomp", "oprd", "agent", "acomp", "intj", "conj"}
 _NP_BASE_RIGHT = frozenset({"nummod", "compound", "case", "nmod", "det", "poss", "quantmod"})
 _FLATTEN = frozenset({"compound", "nmod"})
@@ -212,7 +213,7 @@ def _subtree_leaves(tok: Token, kids: Kids) -> list[_Item]:
 
 
 def _phrase_label(tok: Token) -> str:
-    if tok.dep_ in _NOMINAL_DEPS and tok.tag_ not in _LABEL_BY_TAG.keys() - _ADJ_TAGS:
+    if tok.dep_ in _NOMINAL_DEPS and tok.tag_ not in _NON_ADJ_PHRASE_TAGS:
         return "NP"
     if tok.tag_ == "CD" and tok.dep_ in ("nummod", "quantmod"):
         return "QP"
