@@ -272,13 +272,7 @@ def candidate_foci(
         >>> candidate_foci(s, "random_k", k=2, seed=1)
         ['c', 'a']
     """
-    if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
-    if policy == "random_k":
-        if k is None or isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValueError(f"policy 'random_k' needs an integer k >= 0, got {k!r}")
-    elif k is not None:
-        raise ValueError(f"k only applies to policy 'random_k', not {policy!r}")
+    check_policy(policy, k)
 
     g = _as_graph(graph)
     top = g.top

@@ -35,15 +35,18 @@ def _dtype(name: str | None, device: str):
     return getattr(torch, DTYPES[name])
 
 
+def _to_dtype(model, dtype: str | None, device: str):
+    """Cast ``model`` in place to ``fp16``/``bf16`` on GPU (a no-op on CPU or for ``None``)."""
+    dt = _dtype(dtype, device)
+    return model.to(dt) if dt is not None else model
+
+
 def _load_hf(auto_cls, name: str, device: str, dtype: str | None):
     """Tokenizer + model in eval mode on ``device`` (half precision only on GPU)."""
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(name)
-    model = auto_cls.from_pretrained(name).to(device)
-    dt = _dtype(dtype, device)
-    if dt is not None:
-        model.to(dt)
+    model = _to_dtype(auto_cls.from_pretrained(name).to(device), dtype, device)
     return tok, model.eval()
 
 
@@ -94,9 +97,7 @@ class AmrlibParser:
         if tok_name_or_path:
             kw["tok_name_or_path"] = tok_name_or_path
         self.inference = amrlib.load_stog_model(model_dir=model_dir, **kw)
-        dt = _dtype(dtype, self.device)
-        if dt is not None:
-            self.inference.model.to(dt)
+        _to_dtype(self.inference.model, dtype, self.device)
         self.batch_size = batch_size
 
     def signature(self) -> str:
@@ -129,9 +130,7 @@ class AmrlibGenerator:
         self.inference = amrlib.load_gtos_model(
             model_dir=model_dir, device=self.device, batch_size=batch_size, num_beams=num_beams
         )
-        dt = _dtype(dtype, self.device)
-        if dt is not None:
-            self.inference.model.to(dt)
+        _to_dtype(self.inference.model, dtype, self.device)
         self.batch_size = batch_size
 
     def signature(self) -> str:
