@@ -68,7 +68,7 @@ models-stanza: setup ## (online) download stanza's English constituency models
 	$(PY) -c "import stanza; stanza.download('en', processors='tokenize,pos,constituency')"
 
 models: setup ## (online) download the amrlib parser/generator and GPT-2 into models/
-	$(PY) -m paraamr.build.download --out models
+	$(PY) -m paraamr.builder.download --out models
 
 tiny-models: setup ## build tiny random models (real on-disk formats) into .cache/tiny-models
 	$(PY) -m paraamr.testing.tiny_models --out .cache/tiny-models
@@ -79,11 +79,11 @@ build: setup ## build a ParaAMR-style corpus: make build INPUT=sentences.txt BUI
 	$(PY) experiments/build.py input=$(INPUT) out_dir=$(BUILD_OUT) $(ARGS)
 
 build-demo: tiny-models ## offline demo: gold Little Prince AMR graphs -> re-focused graphs -> (tiny-model) text
-	$(PY) -m paraamr.build.demo --out results/build-demo $(ARGS)
+	$(PY) -m paraamr.builder.demo --out results/build-demo $(ARGS)
 
 CORPUS ?= results/build/corpus.jsonl
 table1: setup ## Table 1 statistics of a corpus: make table1 CORPUS=file.jsonl
-	$(PY) -m paraamr.build table1 $(CORPUS)
+	$(PY) -m paraamr.builder table1 $(CORPUS)
 
 bench-simcse: setup ## SimCSE training sentences/s and STS evaluation time: MiniLM vs random bert-base
 	$(PY) benchmarks/bench_simcse.py --out results/bench/simcse.json

@@ -9,7 +9,7 @@ import argparse
 import os
 from pathlib import Path
 
-from paraamr.run_table2 import finish_table2
+from paraamr.tables.run_table2 import finish_table2
 
 
 def main(argv: list[str] | None = None) -> dict:

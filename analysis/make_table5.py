@@ -11,7 +11,8 @@ import csv
 import json
 from pathlib import Path
 
-from paraamr.table5 import PAPER_TABLE5, gather_rows, load_results
+from paraamr.paper import PAPER_TABLE5
+from paraamr.tables.table5 import gather_rows, load_results
 from paraamr.tracking import log_table, wandb_run
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from paraamr.build.run import run_build
+from paraamr.builder.run import run_build
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="build")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from paraamr.run_table2 import run_table2
+from paraamr.tables.run_table2 import run_table2
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="table2")

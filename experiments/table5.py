@@ -6,7 +6,7 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from paraamr.table5 import run_job
+from paraamr.tables.table5 import run_job
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="table5")

@@ -90,7 +90,8 @@ def _cmd_score(a) -> None:
     from paraamr.parsers.base import make_parser
     from paraamr.scoring import MetricConfig, score_records
     from paraamr.signature import metric_signature
-    from paraamr.table2 import limited, merge_shards, shard_dir
+    from paraamr.tables.table2 import merge_shards, shard_dir
+    from paraamr.utils import limited
 
     cfg = MetricConfig(
         bleu=a.bleu, ted_variant=a.ted_variant, on_error=a.on_error, lowercase=a.lowercase

@@ -1,4 +1,5 @@
-"""`make data`: fetch the public evaluation sets Table 2 needs into the layout the suite reads.
+"""Where the data lives (:func:`resolve_data_dir`) and `make data`, which fetches the public
+evaluation sets Table 2 needs into the layout the suite reads.
 
     python -m paraamr.data --out data          # then: make table2 ARGS=data_dir=data
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import io
 import logging
+import os
 import shutil
 import urllib.request
 import zipfile
@@ -26,7 +28,7 @@ from pathlib import Path
 
 from paraamr.errors import DataNotFoundError
 
-__all__ = ["DATASETS", "fetch"]
+__all__ = ["DATASETS", "DATA_HINT", "fetch", "resolve_data_dir"]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,32 @@ DATASETS = {
         "dest": "ptb-sample/combined",
     },
 }
+
+DATA_HINT = (
+    "Point data_dir= (or PARAAMR_DATA) at a folder holding paraphrase/parabank-eval/ "
+    "(ref.tsv, candidates.tsv), run `make data` to fetch the public evaluation sets, or score "
+    'your own corpora with `make table2 CORPORA="name=FILE[:format] ..."`.'
+)
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None, project_root: Path | None = None) -> Path:
+    """``data_dir``, else ``$PARAAMR_DATA``, else ``<project>/../shared/data``, else
+    ``<project>/data`` (where ``make data`` writes), the first that exists."""
+    if data_dir:
+        p = Path(data_dir).expanduser()
+        if not p.is_dir():
+            raise DataNotFoundError(f"data_dir {p} does not exist. {DATA_HINT}")
+        return p
+    if os.environ.get("PARAAMR_DATA"):
+        return resolve_data_dir(os.environ["PARAAMR_DATA"])
+    root = project_root or Path(__file__).resolve().parents[1]
+    candidates = [root.parent / "shared" / "data", root / "data"]
+    for p in candidates:
+        if p.is_dir():
+            return p
+    raise DataNotFoundError(
+        f"no data found (looked for {', '.join(map(str, candidates))}). {DATA_HINT}"
+    )
 
 
 def _download(url: str, timeout: float = 60) -> bytes:

@@ -17,7 +17,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,8 +36,9 @@ from paraamr.metrics.lexical import (
 from paraamr.metrics.semantic import cosine_pairs
 from paraamr.metrics.ted import VARIANTS, ted_batch
 from paraamr.parsers.base import Parsed, parse_unique
+from paraamr.utils import chunked
 
-__all__ = ["MetricConfig", "METRICS", "score_records", "ShardResult", "chunked"]
+__all__ = ["MetricConfig", "METRICS", "score_records", "ShardResult"]
 
 log = logging.getLogger(__name__)
 
@@ -64,18 +65,6 @@ class MetricConfig:
             raise ValueError(f"bleu must be one of {BLEU_VARIANTS}, got {self.bleu!r}")
         if self.ted_variant not in VARIANTS:
             raise ValueError(f"ted_variant must be one of {tuple(VARIANTS)}")
-
-
-def chunked(items: Iterable, size: int) -> Iterator[list]:
-    """Split a stream into lists of ``size`` items (the last may be shorter)."""
-    buf: list = []
-    for it in items:
-        buf.append(it)
-        if len(buf) == size:
-            yield buf
-            buf = []
-    if buf:
-        yield buf
 
 
 @dataclass

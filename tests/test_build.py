@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from paraamr.build.inputs import Item, read_items
-from paraamr.build.pipeline import BuildConfig, Builder, BuildError, merge_shards, run_shard
+from paraamr.builder.inputs import Item, read_items
+from paraamr.builder.pipeline import BuildConfig, Builder, BuildError, merge_shards, run_shard
 from paraamr.errors import ParaAMRError
 from paraamr.testing.fakes import ConceptGenerator
 
@@ -201,7 +201,7 @@ def test_kill_9_and_resume_is_byte_identical(little_prince, tmp_path):
 
 
 def test_build_demo_says_what_its_text_is_worth(tmp_path, data_dir):
-    from paraamr.build.demo import run_demo
+    from paraamr.builder.demo import run_demo
 
     md = run_demo(str(tmp_path), generator="concepts", n_graphs=6, data_dir=str(data_dir))
     text = md.read_text()
@@ -228,7 +228,7 @@ def test_submitit_local_job_array_then_merge(little_prince, tmp_path):
         check=True,
     )
     subprocess.run(
-        [sys.executable, "-m", "paraamr.build", "merge", "--out", str(out), "--num-shards", "2"],
+        [sys.executable, "-m", "paraamr.builder", "merge", "--out", str(out), "--num-shards", "2"],
         cwd=ROOT,
         check=True,
     )

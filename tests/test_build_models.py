@@ -10,8 +10,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from paraamr.build.models import PerplexityScorer  # noqa: E402
-from paraamr.build.run import run_build  # noqa: E402
+from paraamr.builder.models import PerplexityScorer  # noqa: E402
+from paraamr.builder.run import run_build  # noqa: E402
 from paraamr.testing.tiny_models import (  # noqa: E402
     build_tiny_causal_lm,
     build_tiny_gtos,
@@ -100,14 +100,14 @@ def test_perplexity_equals_the_models_own_loss(tiny_dir):
 
 
 def test_missing_model_dir_says_how_to_get_models(tmp_path):
-    from paraamr.build.models import AmrlibParser
+    from paraamr.builder.models import AmrlibParser
 
     with pytest.raises(FileNotFoundError, match="make models"):
         AmrlibParser(str(tmp_path / "model_parse_xfm_bart_large"))
 
 
 def test_hf_seq2seq_generator_keeps_input_order(tmp_path):
-    from paraamr.build.models import HFGenerator
+    from paraamr.builder.models import HFGenerator
     from paraamr.testing.tiny_models import build_tiny_seq2seq
 
     d = build_tiny_seq2seq(tmp_path / "s2s")
@@ -124,7 +124,7 @@ def test_hf_seq2seq_generator_keeps_input_order(tmp_path):
 
 
 def test_filter_by_perplexity_cli(tmp_path):
-    from paraamr.build.__main__ import main
+    from paraamr.builder.__main__ import main
 
     src = tmp_path / "c.jsonl"
     src.write_text(

@@ -15,7 +15,7 @@ from paraamr.metrics.ted import tree_edit_distance
 from paraamr.metrics.trees import leaves, to_bracketed
 from paraamr.parsers.gold import GoldParser
 from paraamr.scoring import METRICS, MetricConfig, score_records
-from paraamr.table2 import merge_shards, shard_dir, shard_of
+from paraamr.tables.table2 import merge_shards, shard_dir, shard_of
 
 
 class FakeEncoder:

@@ -5,9 +5,9 @@ import json
 import pytest
 
 from paraamr.errors import DataNotFoundError, ParaAMRError
-from paraamr.run_table2 import run_table2
-from paraamr.table2 import parse_corpus_specs
-from paraamr.tables import TABLE2_COLUMNS
+from paraamr.tables.render import TABLE2_COLUMNS
+from paraamr.tables.run_table2 import run_table2
+from paraamr.tables.table2 import parse_corpus_specs
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +125,7 @@ def test_stanza_without_models_says_how_to_download():
 
 
 def test_data_dir_falls_back_to_project_data(tmp_path, monkeypatch):
-    from paraamr.table2 import resolve_data_dir
+    from paraamr.data import resolve_data_dir
 
     monkeypatch.delenv("PARAAMR_DATA", raising=False)
     proj = tmp_path / "proj"

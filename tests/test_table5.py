@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from paraamr.table5 import gather_rows, run_job
+from paraamr.tables.table5 import gather_rows, run_job
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ def resolve_paths(cfg: DictConfig) -> tuple[str, str, str]:
     model = resolve_model(str(cfg.model.name_or_path))
     data_path, stsb = cfg.data.path, cfg.get("stsb_dev")
     if not data_path or not stsb:
-        from paraamr.table2 import resolve_data_dir
+        from paraamr.data import resolve_data_dir
 
         root = resolve_data_dir(cfg.get("data_dir"))
         data_path = data_path or str(root / "paraphrase" / "parabank-eval")

@@ -235,9 +235,9 @@ def run_sts(
     ``model``: ``minilm`` (offline), ``simcse``, a hub name or a local model folder
     (``paraamr.metrics.semantic.load_encoder``).
     """
+    from paraamr.data import resolve_data_dir
     from paraamr.metrics.semantic import load_encoder
     from paraamr.sts.readers import DEFAULT_INCLUDE, load_sts_suite
-    from paraamr.table2 import resolve_data_dir
 
     data = Path(".") if layout == "hub" else resolve_data_dir(data_dir)
     suite = load_sts_suite(data, layout, tuple(include or DEFAULT_INCLUDE))

@@ -25,10 +25,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paraamr.build.inputs import Item, read_items
-from paraamr.build.postprocess import postprocess_indexed
+from paraamr.builder.inputs import Item, read_items
+from paraamr.builder.postprocess import postprocess_indexed
 from paraamr.errors import ParaAMRError
-from paraamr.scoring import chunked
+from paraamr.utils import chunked
 
 __all__ = ["BuildConfig", "Builder", "BuildError", "run_shard", "merge_shards", "shard_name"]
 
@@ -358,7 +358,7 @@ def run_shard(
 
 def _count_items(path, fmt, shard: int, num_shards: int, limit: int | None) -> int | None:
     """Items this shard will see (for the ETA): a fast newline count for line formats."""
-    from paraamr.build.inputs import guess_input_format
+    from paraamr.builder.inputs import guess_input_format
 
     if (fmt or guess_input_format(path)) == "penman":
         return limit

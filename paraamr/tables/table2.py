@@ -7,7 +7,6 @@ optionally take this job's shard and the first ``limit`` sources, score each cor
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import os
@@ -19,17 +18,17 @@ from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.readers import FORMATS, read_corpus
 from paraamr.corpus.records import SourceRecord, same_sentence
 from paraamr.corpus.subset import common_keys, filter_common, source_keys
+from paraamr.data import DATA_HINT
 from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.metrics.aggregate import bootstrap_ci, corpus_means
 from paraamr.metrics.lexical import CorpusBleu
 from paraamr.scoring import METRICS
+from paraamr.utils import limited
 
 __all__ = [
-    "PAPER_TABLE2",
     "CorpusSpec",
     "parse_corpus_specs",
     "default_corpora",
-    "resolve_data_dir",
     "common_subset",
     "shard_of",
     "merge_shards",
@@ -37,43 +36,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-PAPER_TABLE2 = {
-    "ParaNMT": {
-        "similarity": 84.28,
-        "one_minus_bleu": 70.71,
-        "one_minus_iou": 45.78,
-        "ted3": 3.28,
-        "tedf": 13.94,
-    },
-    "ParaBank1": {
-        "similarity": 81.77,
-        "one_minus_bleu": 78.19,
-        "one_minus_iou": 52.59,
-        "ted3": 3.59,
-        "tedf": 14.53,
-    },
-    "ParaBank2": {
-        "similarity": 82.50,
-        "one_minus_bleu": 88.82,
-        "one_minus_iou": 59.61,
-        "ted3": 4.04,
-        "tedf": 17.41,
-    },
-    "ParaAMR": {
-        "similarity": 82.05,
-        "one_minus_bleu": 87.86,
-        "one_minus_iou": 53.10,
-        "ted3": 5.86,
-        "tedf": 22.07,
-    },
-}
-
-DATA_HINT = (
-    "Point data_dir= (or PARAAMR_DATA) at a folder holding paraphrase/parabank-eval/ "
-    "(ref.tsv, candidates.tsv), run `make data` to fetch the public evaluation sets, or score "
-    'your own corpora with `make table2 CORPORA="name=FILE[:format] ..."`.'
-)
 
 
 @dataclass(frozen=True)
@@ -108,26 +70,6 @@ def parse_corpus_specs(spec: str) -> list[CorpusSpec]:
     if len({c.name for c in out}) != len(out):
         raise ParaAMRError("corpus names must be unique")
     return out
-
-
-def resolve_data_dir(data_dir: str | os.PathLike | None, project_root: Path | None = None) -> Path:
-    """``data_dir``, else ``$PARAAMR_DATA``, else ``<project>/../shared/data``, else
-    ``<project>/data`` (where ``make data`` writes), the first that exists."""
-    if data_dir:
-        p = Path(data_dir).expanduser()
-        if not p.is_dir():
-            raise DataNotFoundError(f"data_dir {p} does not exist. {DATA_HINT}")
-        return p
-    if os.environ.get("PARAAMR_DATA"):
-        return resolve_data_dir(os.environ["PARAAMR_DATA"])
-    root = project_root or Path(__file__).resolve().parents[1]
-    candidates = [root.parent / "shared" / "data", root / "data"]
-    for p in candidates:
-        if p.is_dir():
-            return p
-    raise DataNotFoundError(
-        f"no data found (looked for {', '.join(map(str, candidates))}). {DATA_HINT}"
-    )
 
 
 def default_corpora(data_dir: Path) -> list[CorpusSpec]:
@@ -179,10 +121,6 @@ def shard_of(records: Iterable[SourceRecord], shard: int, num_shards: int):
 
 def shard_dir(out_dir: str | os.PathLike, name: str, shard: int, num_shards: int) -> Path:
     return Path(out_dir) / "shards" / name / f"shard-{shard}-of-{num_shards}"
-
-
-def limited(records: Iterable[SourceRecord], limit: int | None):
-    return records if not limit else itertools.islice(records, limit)
 
 
 def subset_stream(spec: CorpusSpec, keys, skips: SkipLog, limit: int | None = None):

@@ -25,17 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["PAPER_TABLE5", "subsample_suite", "run_job", "gather_rows", "load_results"]
+__all__ = ["subsample_suite", "run_job", "gather_rows", "load_results"]
 
 log = logging.getLogger(__name__)
-
-# ParaAMR paper, Table 5: average STS12-16 Pearson / Spearman (bert-base-uncased, 5 seeds)
-PAPER_TABLE5 = {
-    "ParaNMT": (74.38, 73.80),
-    "ParaBank1": (74.80, 74.56),
-    "ParaBank2": (75.39, 75.17),
-    "ParaAMR": (77.70, 75.72),
-}
 
 
 def subsample_suite(suite: Mapping, max_pairs: int | None, seed: int = 0) -> dict:
@@ -69,7 +61,7 @@ def _resolve_data_path(cfg) -> None:
     """A relative ``data.path`` that does not exist from here is taken under the data dir."""
     from omegaconf import open_dict
 
-    from paraamr.table2 import resolve_data_dir
+    from paraamr.data import resolve_data_dir
 
     p = cfg.data.path
     if p and not Path(p).is_absolute() and not Path(p).exists():
@@ -79,9 +71,9 @@ def _resolve_data_path(cfg) -> None:
 
 def run_job(cfg) -> dict:
     """Train (unless the corpus is ``none``), evaluate on STS, write ``results.json``."""
+    from paraamr.data import resolve_data_dir
     from paraamr.metrics.semantic import load_encoder
     from paraamr.sts import evaluate_sts, load_sts_suite, sts_signature
-    from paraamr.table2 import resolve_data_dir
 
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)

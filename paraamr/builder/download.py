@@ -1,6 +1,6 @@
 """`make models` (needs network): download the builder's real models into a models directory.
 
-    python -m paraamr.build.download --out models [--with-spring]
+    python -m paraamr.builder.download --out models [--with-spring]
 
 amrlib models come from the amrlib-models GitHub releases and are unpacked with amrlib's own
 ``amrlib.download`` (which links ``models/model_<name>`` to the versioned folder the configs point

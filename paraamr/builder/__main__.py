@@ -1,4 +1,4 @@
-"""``python -m paraamr.build {merge,table1,filter}``: the cheap steps after building."""
+"""``python -m paraamr.builder {merge,table1,filter}``: the cheap steps after building."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m paraamr.build")
+    ap = argparse.ArgumentParser(prog="python -m paraamr.builder")
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("merge", help="merge finished shards into corpus.jsonl + Table 1 stats")
     m.add_argument("--out", required=True)
@@ -22,18 +22,18 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("--max-ppl", type=float, required=True)
     a = ap.parse_args(argv)
     if a.cmd == "merge":
-        from paraamr.build.run import finish_build
+        from paraamr.builder.run import finish_build
 
         finish_build(a.out, a.num_shards)
     elif a.cmd == "table1":
-        from paraamr.build.stats import render_table1, table1_stats
+        from paraamr.builder.stats import render_table1, table1_stats
 
         with open(a.corpus, encoding="utf-8") as fh:
             stats = table1_stats(json.loads(line) for line in fh)
         print(render_table1(Path(a.corpus).name, stats, a.corpus))
         json.dump(stats, sys.stdout, indent=2)
     else:
-        from paraamr.build.stats import filter_by_perplexity
+        from paraamr.builder.stats import filter_by_perplexity
 
         n_out = 0
         with open(a.corpus, encoding="utf-8") as src, open(a.output, "w", encoding="utf-8") as dst:

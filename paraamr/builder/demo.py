@@ -1,6 +1,6 @@
 """`make build-demo`: gold AMR graphs of "The Little Prince" → re-focused graphs → text, offline.
 
-    python -m paraamr.build.demo --out results/build-demo [--generator tiny|concepts|MODEL_DIR]
+    python -m paraamr.builder.demo --out results/build-demo [--generator tiny|concepts|MODEL_DIR]
 
 Steps 2-6 of the builder run for real on real gold graphs (step 1, parsing, is skipped: the graphs
 are gold). Which generator writes the text decides what the text is worth, and the output says so:
@@ -19,8 +19,8 @@ import argparse
 import json
 from pathlib import Path
 
-from paraamr.build.pipeline import BuildConfig, Builder, merge_shards, run_shard
-from paraamr.table2 import resolve_data_dir
+from paraamr.builder.pipeline import BuildConfig, Builder, merge_shards, run_shard
+from paraamr.data import resolve_data_dir
 
 __all__ = ["run_demo"]
 
@@ -51,7 +51,7 @@ def run_demo(
 
         gen, worth = ConceptGenerator(), WORTH["concepts"]
     else:
-        from paraamr.build.models import AmrlibGenerator
+        from paraamr.builder.models import AmrlibGenerator
 
         model_dir = str(Path(tiny_dir) / "gtos") if generator == "tiny" else generator
         gen = AmrlibGenerator(model_dir, batch_size=16, device="cpu")

@@ -12,14 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-__all__ = ["table1_stats", "filter_by_perplexity", "PAPER_TABLE1", "render_table1"]
+from paraamr.paper import PAPER_TABLE1
 
-PAPER_TABLE1 = {
-    "ParaNMT": (51_409_584, 1.00, 11.90),
-    "ParaBank1": (57_065_358, 4.31, 12.16),
-    "ParaBank2": (19_723_003, 4.75, 15.51),
-    "ParaAMR": (15_543_606, 6.91, 15.20),
-}
+__all__ = ["table1_stats", "filter_by_perplexity", "render_table1"]
 
 
 def table1_stats(records: Iterable[dict]) -> dict:

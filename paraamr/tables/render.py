@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from paraamr.table2 import PAPER_TABLE2
+from paraamr.paper import PAPER_TABLE2
 
 __all__ = ["write_table2", "render_table2_markdown", "TABLE2_COLUMNS", "run_kind"]
 

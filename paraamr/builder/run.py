@@ -9,7 +9,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from paraamr.build.pipeline import BuildConfig, Builder, merge_shards, run_shard, shard_name
+from paraamr.builder.pipeline import BuildConfig, Builder, merge_shards, run_shard, shard_name
 
 __all__ = ["make_builder", "run_build", "finish_build"]
 
@@ -47,7 +47,7 @@ def make_builder(cfg: DictConfig) -> Builder:
 
 def finish_build(out_dir: str, num_shards: int) -> dict:
     """Merge shards into ``corpus.jsonl`` (+ ``corpus.rejects.jsonl``) and write Table 1 stats."""
-    from paraamr.build.stats import render_table1, table1_stats
+    from paraamr.builder.stats import render_table1, table1_stats
 
     out = Path(out_dir)
     totals = merge_shards(out, num_shards, out / "corpus.jsonl")

@@ -10,20 +10,20 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
 
 from paraamr.corpus.errors import SkipLog
+from paraamr.data import resolve_data_dir
+from paraamr.paper import PAPER_TABLE2
 from paraamr.scoring import MetricConfig, score_records
 from paraamr.signature import metric_signature
-from paraamr.table2 import (
-    PAPER_TABLE2,
+from paraamr.tables.render import TABLE2_COLUMNS, run_kind, write_table2
+from paraamr.tables.table2 import (
     common_subset,
     default_corpora,
     merge_shards,
     parse_corpus_specs,
-    resolve_data_dir,
     shard_dir,
     shard_of,
     subset_stream,
 )
-from paraamr.tables import TABLE2_COLUMNS, run_kind, write_table2
 from paraamr.tracking import log_table, wandb_run
 
 __all__ = ["score_table2", "finish_table2", "run_table2"]

@@ -1,8 +1,8 @@
 """The ParaAMR corpus builder (AMR back-translation), usable stage by stage."""
 
-from paraamr.build.pipeline import BuildConfig, Builder, BuildError, merge_shards, run_shard
-from paraamr.build.postprocess import postprocess
-from paraamr.build.stats import filter_by_perplexity, table1_stats
+from paraamr.builder.pipeline import BuildConfig, Builder, BuildError, merge_shards, run_shard
+from paraamr.builder.postprocess import postprocess
+from paraamr.builder.stats import filter_by_perplexity, table1_stats
 
 __all__ = [
     "BuildConfig",

@@ -1,0 +1,60 @@
+"""The ParaAMR paper's published numbers (Huang et al., ACL 2023), one constant per table.
+
+Tables print these beside our rows; nothing here is computed.
+
+>>> PAPER_TABLE2["ParaAMR"]["ted3"], PAPER_TABLE5["ParaAMR"]
+(5.86, (77.7, 75.72))
+"""
+
+from __future__ import annotations
+
+__all__ = ["PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE2_SOURCES", "PAPER_TABLE5"]
+
+# Table 1: (#instances, avg #paraphrases per source, avg length in words)
+PAPER_TABLE1 = {
+    "ParaNMT": (51_409_584, 1.00, 11.90),
+    "ParaBank1": (57_065_358, 4.31, 12.16),
+    "ParaBank2": (19_723_003, 4.75, 15.51),
+    "ParaAMR": (15_543_606, 6.91, 15.20),
+}
+
+# Table 2: similarity / 1-BLEU / 1-IoU in percent, TED in edit operations, 193,869 common sources
+PAPER_TABLE2_SOURCES = 193_869
+PAPER_TABLE2 = {
+    "ParaNMT": {
+        "similarity": 84.28,
+        "one_minus_bleu": 70.71,
+        "one_minus_iou": 45.78,
+        "ted3": 3.28,
+        "tedf": 13.94,
+    },
+    "ParaBank1": {
+        "similarity": 81.77,
+        "one_minus_bleu": 78.19,
+        "one_minus_iou": 52.59,
+        "ted3": 3.59,
+        "tedf": 14.53,
+    },
+    "ParaBank2": {
+        "similarity": 82.50,
+        "one_minus_bleu": 88.82,
+        "one_minus_iou": 59.61,
+        "ted3": 4.04,
+        "tedf": 17.41,
+    },
+    "ParaAMR": {
+        "similarity": 82.05,
+        "one_minus_bleu": 87.86,
+        "one_minus_iou": 53.10,
+        "ted3": 5.86,
+        "tedf": 22.07,
+    },
+}
+
+# ParaAMR paper, Table 5: average STS12-16 Pearson / Spearman (bert-base-uncased, 5 seeds)
+PAPER_TABLE5 = {
+    "ParaNMT": (74.38, 73.80),
+    "ParaBank1": (74.80, 74.56),
+    "ParaBank2": (75.39, 75.17),
+    "ParaAMR": (77.70, 75.72),
+}

@@ -1,0 +1,68 @@
+"""Small helpers every stage uses: chunking streams, limits, crash-safe file writes.
+
+>>> list(chunked(range(5), 2))
+[[0, 1], [2, 3], [4]]
+>>> list(limited(iter("abc"), 2)), list(limited("abc", None))
+(['a', 'b'], ['a', 'b', 'c'])
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+__all__ = ["chunked", "limited", "write_json_atomic", "fsync_dir", "write_text_atomic"]
+
+T = TypeVar("T")
+
+
+def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Split a stream into lists of ``size`` items (the last may be shorter)."""
+    if size < 1:
+        raise ValueError(f"chunk size must be >= 1, got {size}")
+    buf: list[T] = []
+    for it in items:
+        buf.append(it)
+        if len(buf) == size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def limited(items: Iterable[T], limit: int | None) -> Iterable[T]:
+    """The first ``limit`` items (all of them when ``limit`` is ``None`` or 0)."""
+    return items if not limit else itertools.islice(items, limit)
+
+
+def fsync_dir(path: str | os.PathLike) -> None:
+    """Make renames inside directory ``path`` durable (no-op where directories can't be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. Windows
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` so that a crash leaves either the old file or the new one."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
+    """:func:`write_text_atomic` of ``obj`` as indented JSON with sorted keys."""
+    write_text_atomic(path, json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False))
