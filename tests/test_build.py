@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from paraamr.builder.inputs import Item, read_items
-from paraamr.builder.pipeline import BuildConfig, Builder, BuildError, merge_shards, run_shard
+from paraamr.builder.pipeline import BuildConfig, Builder, BuildError, build_shard, merge_build
 from paraamr.errors import ParaAMRError
 from paraamr.testing.fakes import ConceptGenerator
 
@@ -36,9 +36,9 @@ def builder(**kw):
 
 
 def test_gold_graphs_to_records(little_prince, tmp_path):
-    state = run_shard(builder(keep_graphs=True), little_prince, tmp_path, progress=False)
+    state = build_shard(builder(keep_graphs=True), little_prince, tmp_path, progress=False)
     recs = [
-        json.loads(x) for x in (tmp_path / "shard-00000-of-00001.jsonl").read_text().splitlines()
+        json.loads(x) for x in (tmp_path / "shard-00000-of-00001.records.jsonl").read_text().splitlines()
     ]
     rejects = (tmp_path / "shard-00000-of-00001.rejects.jsonl").read_text().splitlines()
     c = state["counts"]
@@ -66,7 +66,7 @@ def test_bad_inputs_are_rejected_with_reasons(tmp_path):
         "(n / no-sentence :ARG0 (m / metadata))\n",
         encoding="utf-8",
     )
-    state = run_shard(builder(), p, tmp_path / "out", input_format="penman", progress=False)
+    state = build_shard(builder(), p, tmp_path / "out", input_format="penman", progress=False)
     rej = [
         json.loads(x)
         for x in (tmp_path / "out" / "shard-00000-of-00001.rejects.jsonl").read_text().splitlines()
@@ -109,13 +109,13 @@ def test_sentence_input_rejects_empty_and_overlong(tmp_path):
 
 
 def test_shards_merge_to_the_unsharded_corpus(little_prince, tmp_path):
-    run_shard(builder(), little_prince, tmp_path / "one", progress=False)
-    merge_shards(tmp_path / "one", 1, tmp_path / "one.jsonl")
+    build_shard(builder(), little_prince, tmp_path / "one", progress=False)
+    merge_build(tmp_path / "one", 1, tmp_path / "one.jsonl")
     for i in range(3):
-        run_shard(
+        build_shard(
             builder(), little_prince, tmp_path / "three", shard=i, num_shards=3, progress=False
         )
-    merge_shards(tmp_path / "three", 3, tmp_path / "three.jsonl")
+    merge_build(tmp_path / "three", 3, tmp_path / "three.jsonl")
     assert (tmp_path / "one.jsonl").read_bytes() == (tmp_path / "three.jsonl").read_bytes()
     assert (tmp_path / "one.rejects.jsonl").read_bytes() == (
         tmp_path / "three.rejects.jsonl"
@@ -123,25 +123,25 @@ def test_shards_merge_to_the_unsharded_corpus(little_prince, tmp_path):
 
 
 def test_merge_refuses_unfinished_shards(little_prince, tmp_path):
-    run_shard(builder(), little_prince, tmp_path, shard=0, num_shards=2, progress=False)
-    with pytest.raises(ParaAMRError, match="unfinished or missing"):
-        merge_shards(tmp_path, 2, tmp_path / "c.jsonl")
+    build_shard(builder(), little_prince, tmp_path, shard=0, num_shards=2, progress=False)
+    with pytest.raises(ParaAMRError, match="missing or unfinished"):
+        merge_build(tmp_path, 2, tmp_path / "c.jsonl")
 
 
 def test_random_k_is_deterministic(little_prince, tmp_path):
     for d in ("a", "b"):
-        run_shard(
+        build_shard(
             builder(focus_policy="random_k", focus_k=2, seed=3),
             little_prince,
             tmp_path / d,
             progress=False,
         )
-    a = (tmp_path / "a" / "shard-00000-of-00001.jsonl").read_bytes()
-    assert a == (tmp_path / "b" / "shard-00000-of-00001.jsonl").read_bytes()
+    a = (tmp_path / "a" / "shard-00000-of-00001.records.jsonl").read_bytes()
+    assert a == (tmp_path / "b" / "shard-00000-of-00001.records.jsonl").read_bytes()
     rows = [json.loads(x) for x in a.decode().splitlines()]
     assert rows and all(len(r["paraphrases"]) <= 2 for r in rows)  # k took effect
-    run_shard(builder(), little_prince, tmp_path / "all", progress=False)
-    assert a != (tmp_path / "all" / "shard-00000-of-00001.jsonl").read_bytes()
+    build_shard(builder(), little_prince, tmp_path / "all", progress=False)
+    assert a != (tmp_path / "all" / "shard-00000-of-00001.records.jsonl").read_bytes()
 
 
 def test_bad_focus_settings_fail_at_configuration():

@@ -80,7 +80,7 @@ def test_sentences_through_the_tiny_parser(tiny_dir, tmp_path, compose_config):
         json.loads(x) for x in (tmp_path / "out" / "corpus.rejects.jsonl").read_text().splitlines()
     ]
     assert any(r["line"] == 2 and r["stage"] == "input" for r in rejects)
-    assert "amrlib-stog" in summary["signature"]["parser"]
+    assert "amrlib-stog" in summary["signature"]["stog"]
 
 
 def test_perplexity_equals_the_models_own_loss(tiny_dir):

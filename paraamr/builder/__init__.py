@@ -1,6 +1,6 @@
 """The ParaAMR corpus builder (AMR back-translation), usable stage by stage."""
 
-from paraamr.builder.pipeline import BuildConfig, Builder, BuildError, merge_shards, run_shard
+from paraamr.builder.pipeline import BuildConfig, Builder, BuildError, build_shard, merge_build
 from paraamr.builder.postprocess import postprocess
 from paraamr.builder.stats import filter_by_perplexity, table1_stats
 
@@ -9,8 +9,8 @@ __all__ = [
     "BuildError",
     "Builder",
     "filter_by_perplexity",
-    "merge_shards",
+    "merge_build",
     "postprocess",
-    "run_shard",
+    "build_shard",
     "table1_stats",
 ]

@@ -19,7 +19,7 @@ import argparse
 import json
 from pathlib import Path
 
-from paraamr.builder.pipeline import BuildConfig, Builder, merge_shards, run_shard
+from paraamr.builder.pipeline import BuildConfig, Builder, build_shard, merge_build
 from paraamr.data import resolve_data_dir
 
 __all__ = ["run_demo"]
@@ -61,8 +61,8 @@ def run_demo(
     )
     for f in out_dir.glob("shard-*"):
         f.unlink()  # a demo always starts fresh
-    run_shard(builder, inp, out_dir, input_format="penman", progress=True)
-    merge_shards(out_dir, 1, out_dir / "corpus.jsonl")
+    build_shard(builder, inp, out_dir, input_format="penman", progress=True)
+    merge_build(out_dir, 1, out_dir / "corpus.jsonl")
     lines = [f"# build demo ({generator})", "", f"**{worth}**", ""]
     with open(out_dir / "corpus.jsonl", encoding="utf-8") as fh:
         for row in list(map(json.loads, fh))[:5]:

@@ -1,22 +1,18 @@
 """The ParaAMR corpus builder: text → AMR → re-focus → linearize → text → post-process → perplexity.
 
-:class:`Builder` turns a chunk of input items into corpus records and rejects; :func:`run_shard`
-drives one shard with crash-safe resume; :func:`merge_shards` joins the shards in input order.
+:class:`Builder` turns a chunk of input items into corpus records and rejects; :func:`build_shard`
+drives one shard with crash-safe resume; :func:`merge_build` joins the shards in input order.
 
-Resume contract: a shard appends each finished chunk to ``<shard>.jsonl.partial`` (and its rejects
-to ``<shard>.rejects.jsonl.partial``), fsyncs, then atomically rewrites ``<shard>.progress.json``
-with the chunk count and both file sizes. A restarted run truncates the partial files to the
-recorded sizes and skips the recorded chunks. Everything that decides the output (sharding by input
-line, chunk boundaries, greedy decoding, per-line random seeds) is independent of restarts, so a run
-killed at any moment (``kill -9``) and restarted writes byte for byte what an uninterrupted run
-writes. On completion the partial files are renamed to their final names.
+Shards run through the shared runner (:mod:`paraamr.shards`, its resume and finishing contract):
+streams ``records`` and ``rejects``, one chunk = one resume step. Everything that decides the output
+(sharding by input line, chunk boundaries, greedy decoding, per-line random seeds) is independent
+of restarts, so a run killed at any moment (``kill -9``) and restarted writes byte for byte what an
+uninterrupted run writes.
 """
 
 from __future__ import annotations
 
 import hashlib
-import heapq
-import json
 import logging
 import os
 import time
@@ -28,9 +24,12 @@ from pathlib import Path
 from paraamr.builder.inputs import Item, read_items
 from paraamr.builder.postprocess import postprocess_indexed
 from paraamr.errors import ParaAMRError
-from paraamr.utils import chunked
+from paraamr.shards import ChunkOutput, Shard, merge_streams, run_shard
+from paraamr.utils import limited
 
-__all__ = ["BuildConfig", "Builder", "BuildError", "run_shard", "merge_shards", "shard_name"]
+STREAMS = ("records", "rejects")
+
+__all__ = ["BuildConfig", "Builder", "BuildError", "build_shard", "merge_build", "STREAMS"]
 
 log = logging.getLogger(__name__)
 
@@ -74,12 +73,13 @@ def line_seed(seed: int, line: int) -> int:
 
 @dataclass
 class Builder:
-    """Runs the stages on chunks of items. ``parser`` may be ``None`` for gold-graph input;
-    ``scorer`` ``None`` skips perplexity."""
+    """Runs the stages on chunks of items. ``stog`` (the AMR parser, text to graph) may be
+    ``None`` for gold-graph input; ``lm`` (the perplexity language model) ``None`` skips
+    perplexity."""
 
     generator: object
-    parser: object | None = None
-    scorer: object | None = None
+    stog: object | None = None
+    lm: object | None = None
     cfg: BuildConfig = field(default_factory=BuildConfig)
     source: str = "<input>"
     timings: Counter = field(default_factory=Counter)  # seconds and item counts per stage
@@ -96,9 +96,9 @@ class Builder:
     def signature(self) -> dict:
         sig = lambda m: m.signature() if m is not None else None  # noqa: E731
         return {
-            "parser": sig(self.parser) or "gold-graphs",
+            "stog": sig(self.stog) or "gold-graphs",
             "generator": sig(self.generator),
-            "lm": sig(self.scorer),
+            "lm": sig(self.lm),
             "config": self.cfg.__dict__,
         }
 
@@ -128,10 +128,10 @@ class Builder:
         # 1. text -> AMR (batched over the chunk)
         need = [it for it in todo if it.graph is None]
         if need:
-            if self.parser is None:
+            if self.stog is None:
                 raise BuildError("sentence input needs an AMR parser (stog) in the config")
             t0 = time.perf_counter()
-            graphs = self.parser.parse([it.text for it in need])
+            graphs = self.stog.parse([it.text for it in need])
             self.timings.update({"parse_s": time.perf_counter() - t0, "parse": len(need)})
             for it, g in zip(need, graphs, strict=True):
                 it.graph = g
@@ -206,10 +206,10 @@ class Builder:
                 paras.append(p)
             records.append({"line": it.line, "text": it.text, "paraphrases": paras})
         # 6. perplexity
-        if self.scorer is not None and records:
+        if self.lm is not None and records:
             flat = [p for r in records for p in r["paraphrases"]]
             t0 = time.perf_counter()
-            ppls = self.scorer.perplexities([p["para_text"] for p in flat])
+            ppls = self.lm.perplexities([p["para_text"] for p in flat])
             self.timings.update({"ppl_s": time.perf_counter() - t0, "ppl": len(flat)})
             for p, ppl in zip(flat, ppls, strict=True):
                 p["perplexity"] = round(ppl, 4) if ppl == ppl else None
@@ -235,41 +235,12 @@ class Builder:
         return out
 
 
-def shard_name(shard: int, num_shards: int) -> str:
-    return f"shard-{shard:05d}-of-{num_shards:05d}"
-
-
-def _truncate(path: Path, size: int) -> None:
-    with open(path, "ab") as fh:
-        fh.truncate(size)
-
-
-def _append(path: Path, rows: Iterable[dict]) -> int:
-    with open(path, "ab") as fh:
-        for r in rows:
-            fh.write((json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8"))
-        fh.flush()
-        os.fsync(fh.fileno())
-        return fh.tell()
-
-
-def _write_json_atomic(path: Path, obj: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=1, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def shard_items(items: Iterable[Item], shard: int, num_shards: int) -> Iterator[Item]:
+def shard_items(items: Iterable[Item], shard: Shard) -> Iterator[Item]:
     """Input line ``k`` (1-based) belongs to shard ``(k - 1) % num_shards``."""
-    if not 0 <= shard < num_shards:
-        raise ParaAMRError(f"shard must be in [0, {num_shards}), got {shard}")
-    return (it for it in items if (it.line - 1) % num_shards == shard)
+    return shard.select(items, position=lambda _, it: it.line - 1)
 
 
-def run_shard(
+def build_shard(
     builder: Builder,
     input_path: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -280,83 +251,42 @@ def run_shard(
     limit: int | None = None,
     progress: bool = True,
 ) -> dict:
-    """Build one shard (resuming if a previous run of it was interrupted); returns its progress."""
-    from tqdm.auto import tqdm
+    """Build one shard through the shared runner (:func:`paraamr.shards.run_shard`), resuming
+    if a previous run of it was interrupted; returns its progress record."""
+    sh = Shard(shard, num_shards)
+    items = limited(shard_items(read_items(input_path, input_format), sh), limit)
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    name = shard_name(shard, num_shards)
-    final, final_rej = out / f"{name}.jsonl", out / f"{name}.rejects.jsonl"
-    part, part_rej = out / f"{name}.jsonl.partial", out / f"{name}.rejects.jsonl.partial"
-    prog_path = out / f"{name}.progress.json"
-    sig = builder.signature()
-    state = {
-        "chunks_done": 0,
-        "out_bytes": 0,
-        "rejects_bytes": 0,
-        "counts": {},
-        "done": False,
-        "signature": sig,
-        "input": str(input_path),
-        "limit": limit,
-    }
-    if prog_path.exists():
-        old = json.loads(prog_path.read_text())
-        if old.get("signature") != json.loads(json.dumps(sig)) or old.get("limit") != limit:
-            raise ParaAMRError(
-                f"{prog_path} was written with other settings; remove the shard's "
-                "files to rebuild it"
-            )
-        state = old
-        if state["done"] and final.exists():
-            log.info("%s already complete", name)
-            return state
-    _truncate(part, state["out_bytes"])
-    _truncate(part_rej, state["rejects_bytes"])
-    items = shard_items(read_items(input_path, input_format), shard, num_shards)
-    if limit:
-        import itertools
+    def process(chunk: list[Item]) -> ChunkOutput:
+        records, rejects, counts = builder.process_chunk(chunk)
+        return ChunkOutput({"records": records, "rejects": rejects}, counts)
 
-        items = itertools.islice(items, limit)
-    counts = Counter(state["counts"])
-    total = _count_items(input_path, input_format, shard, num_shards, limit)
-    bar = tqdm(
-        desc=f"build {name}",
+    state = run_shard(
+        items,
+        process,
+        out_dir,
+        shard=sh,
+        streams=STREAMS,
+        settings={"builder": builder.signature(), "limit": limit},
+        chunk_size=builder.cfg.chunk_size,
+        total=_count_items(input_path, input_format, sh, limit),
+        desc=f"build {sh.name}",
         unit="sent",
-        total=total,
-        disable=not progress,
-        initial=counts["items"],
+        progress=progress,
+        postfix=builder.stage_rates,
     )
-    with bar:
-        for k, chunk in enumerate(chunked(items, builder.cfg.chunk_size)):
-            if k < state["chunks_done"]:
-                continue
-            records, rejects, c = builder.process_chunk(chunk)
-            state["out_bytes"] = _append(part, records)
-            state["rejects_bytes"] = _append(part_rej, rejects)
-            counts.update(c)
-            counts["items"] += len(chunk)
-            state["chunks_done"] = k + 1
-            state["counts"] = dict(counts)
-            _write_json_atomic(prog_path, state)
-            bar.update(len(chunk))
-            bar.set_postfix(builder.stage_rates(), refresh=False)
-    os.replace(part, final)
-    os.replace(part_rej, final_rej)
-    state["done"] = True
-    _write_json_atomic(prog_path, state)
+    c = state["counts"]
     log.info(
         "%s: %d items, %d records, %d paraphrases, %d rejects",
-        name,
-        counts["items"],
-        counts["records"],
-        counts["paraphrases"],
-        counts["rejects"],
+        sh.name,
+        c.get("items", 0),
+        c.get("records", 0),
+        c.get("paraphrases", 0),
+        c.get("rejects", 0),
     )
     return state
 
 
-def _count_items(path, fmt, shard: int, num_shards: int, limit: int | None) -> int | None:
+def _count_items(path, fmt, shard: Shard, limit: int | None) -> int | None:
     """Items this shard will see (for the ETA): a fast newline count for line formats."""
     from paraamr.builder.inputs import guess_input_format
 
@@ -366,34 +296,18 @@ def _count_items(path, fmt, shard: int, num_shards: int, limit: int | None) -> i
     with open(path, "rb") as fh:
         while block := fh.read(1 << 24):
             n += block.count(b"\n")
-    per_shard = (n - shard + num_shards - 1) // num_shards
+    per_shard = (n - shard.index + shard.count - 1) // shard.count
     return min(per_shard, limit) if limit else per_shard
 
 
-def _rows(path: Path) -> Iterator[tuple[int, str]]:
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            yield json.loads(line)["line"], line
-
-
-def merge_shards(out_dir: str | os.PathLike, num_shards: int, output: str | os.PathLike) -> dict:
+def merge_build(out_dir: str | os.PathLike, num_shards: int, output: str | os.PathLike) -> dict:
     """Join finished shards into one corpus (and one rejects file) in input-line order."""
-    out = Path(out_dir)
-    names = [shard_name(i, num_shards) for i in range(num_shards)]
-    missing = [n for n in names if not (out / f"{n}.jsonl").exists()]
-    if missing:
-        raise ParaAMRError(f"{out}: unfinished or missing shards: {', '.join(missing)}")
     output = Path(output)
-    totals: Counter = Counter()
-    for suffix, target in (
-        (".jsonl", output),
-        (".rejects.jsonl", output.with_name(output.stem + ".rejects.jsonl")),
-    ):
-        tmp = target.with_name(target.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for _, line in heapq.merge(*(_rows(out / f"{n}{suffix}") for n in names)):
-                fh.write(line)
-        os.replace(tmp, target)
-    for n in names:
-        totals.update(json.loads((out / f"{n}.progress.json").read_text())["counts"])
+    rejects = output.with_name(output.stem + ".rejects.jsonl")
+    totals = merge_streams(
+        out_dir,
+        {"records": output, "rejects": rejects},
+        order_key="line",
+        num_shards=num_shards,
+    )
     return dict(totals)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from paraamr.builder.pipeline import BuildConfig, Builder, merge_shards, run_shard, shard_name
+from paraamr.builder.pipeline import BuildConfig, Builder, build_shard, merge_build
+from paraamr.shards import Shard
 
 __all__ = ["make_builder", "run_build", "finish_build"]
 
@@ -38,8 +39,8 @@ def make_builder(cfg: DictConfig) -> Builder:
     )
     return Builder(
         generator=_maybe(cfg.generator),
-        parser=_maybe(cfg.stog),
-        scorer=_maybe(cfg.lm),
+        stog=_maybe(cfg.stog),
+        lm=_maybe(cfg.lm),
         cfg=bcfg,
         source=str(cfg.input),
     )
@@ -50,14 +51,14 @@ def finish_build(out_dir: str, num_shards: int) -> dict:
     from paraamr.builder.stats import render_table1, table1_stats
 
     out = Path(out_dir)
-    totals = merge_shards(out, num_shards, out / "corpus.jsonl")
+    totals = merge_build(out, num_shards, out / "corpus.jsonl")
     with open(out / "corpus.jsonl", encoding="utf-8") as fh:
         stats = table1_stats(json.loads(line) for line in fh)
-    prog = json.loads((out / f"{shard_name(0, num_shards)}.progress.json").read_text())
-    sig = prog["signature"]
+    prog = json.loads((out / f"{Shard(0, num_shards).name}.progress.json").read_text())
+    sig = prog["settings"]["builder"]
     summary = {"table1": stats, "counts": totals, "signature": sig}
     (out / "build_summary.json").write_text(json.dumps(summary, indent=2))
-    note = f"parser={sig['parser']}, generator={sig['generator']}, lm={sig['lm']}"
+    note = f"stog={sig['stog']}, generator={sig['generator']}, lm={sig['lm']}"
     (out / "table1.md").write_text(render_table1("ours", stats, note))
     print((out / "table1.md").read_text())
     print(f"counts: {totals}")
@@ -67,7 +68,7 @@ def finish_build(out_dir: str, num_shards: int) -> dict:
 def run_build(cfg: DictConfig) -> dict:
     logging.getLogger("penman").setLevel(logging.WARNING)  # penman logs every graph at INFO
     builder = make_builder(cfg)
-    state = run_shard(
+    state = build_shard(
         builder,
         cfg.input,
         cfg.out_dir,
