@@ -90,7 +90,7 @@ def _cmd_score(a) -> None:
     from paraamr.parsers.base import make_parser
     from paraamr.scoring import MetricConfig, score_records
     from paraamr.signature import metric_signature
-    from paraamr.tables.table2 import merge_shards, shard_dir
+    from paraamr.tables.table2 import corpus_dir, table2_row
     from paraamr.utils import limited
 
     cfg = MetricConfig(
@@ -114,11 +114,11 @@ def _cmd_score(a) -> None:
         parser=parser,
         encoder=load_encoder(a.similarity),
         cfg=cfg,
-        out_dir=shard_dir(out, "corpus", 0, 1),
+        out_dir=corpus_dir(out, "corpus"),
         signature=sig,
         skips=skips,
     )
-    print(json.dumps(merge_shards(out, "corpus"), indent=2))
+    print(json.dumps(table2_row(out, "corpus"), indent=2))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,11 +4,11 @@ For each chunk of source records: paraphrases equal to their source (case-insens
 and counted; each distinct sentence is parsed once (batched) and embedded once; every pair gets
 similarity, 1 - BLEU, 1 - IoU, TED-3 and TED-F; per-pair and per-source rows are streamed to disk.
 
-Files written to a shard directory (atomically, on completion):
+Files written to a corpus's shard directory by the shared shard runner (:mod:`paraamr.shards`):
 
-- ``pairs.jsonl``: one row per scored pair (raw values in [0, 1] / edit counts),
-- ``sources.jsonl``: one row per source with the means over its pairs,
-- ``summary.json``: counts, skips by reason, corpus-BLEU statistics, the signature.
+- ``<shard>.pairs.jsonl``: one row per scored pair (raw values in [0, 1] / edit counts),
+- ``<shard>.sources.jsonl``: one row per source with the means over its pairs,
+- ``<shard>.progress.json``: counts, skips by reason, corpus-BLEU statistics, the signature.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import logging
 import math
 import os
 from collections.abc import Iterable
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
@@ -36,9 +37,9 @@ from paraamr.metrics.lexical import (
 from paraamr.metrics.semantic import cosine_pairs
 from paraamr.metrics.ted import VARIANTS, ted_batch
 from paraamr.parsers.base import Parsed, parse_unique
-from paraamr.utils import chunked
+from paraamr.shards import ChunkOutput, Shard, run_shard, total_counts
 
-__all__ = ["MetricConfig", "METRICS", "score_records", "ShardResult"]
+__all__ = ["MetricConfig", "METRICS", "STREAMS", "score_records", "shard_result", "ShardResult"]
 
 log = logging.getLogger(__name__)
 
@@ -196,9 +197,15 @@ class _Scorer:
         return None  # corpus BLEU has no per-pair value
 
 
-def _atomic_writer(path: Path):
-    tmp = path.with_name(path.name + ".tmp")
-    return tmp, open(tmp, "w", encoding="utf-8")
+STREAMS = ("pairs", "sources")
+
+
+def _with_ids(records: Iterable[SourceRecord], first_id: int) -> Iterator[SourceRecord]:
+    """Give each record without a global id (``index``) its position in the stream."""
+    for k, r in enumerate(records):
+        if r.index is None:
+            r.index = first_id + k
+        yield r
 
 
 def score_records(
@@ -208,51 +215,82 @@ def score_records(
     encoder,
     cfg: MetricConfig,
     out_dir: str | os.PathLike,
+    shard: Shard | None = None,
     signature: str = "",
     skips: SkipLog | None = None,
-    progress=None,
+    progress: bool = False,
+    total: int | None = None,
+    desc: str = "score",
     first_id: int = 0,
 ) -> ShardResult:
-    """Score a stream of records into ``out_dir`` (pairs.jsonl, sources.jsonl, summary.json).
+    """Score a stream of records into one shard of ``out_dir`` through the shared shard runner
+    (:mod:`paraamr.shards`: ``<shard>.pairs.jsonl``, ``<shard>.sources.jsonl``,
+    ``<shard>.progress.json``; resumable, crash-safe).
 
     Args:
         records: source records (already subset / sharded / limited by the caller).
         parser: a parser backend (:mod:`paraamr.parsers`).
         encoder: a sentence-transformers model (``encode``).
         cfg: metric settings.
-        out_dir: shard directory; files appear only when scoring completes.
-        skips: bad-input policy shared with the reader (counts end up in the summary).
-        progress: optional tqdm bar, advanced by one per source record.
-        first_id: id of the first record (global ids across shards).
+        out_dir: the corpus's shard directory.
+        shard: which shard these records are (names the files; default: the only one).
+        signature: the metric signature (a shard refuses to resume under another one).
+        skips: bad-input policy shared with the reader (counts end up in the result).
+        progress: show a progress bar (``total`` sources, for the ETA).
+        first_id: id of the first record without an ``index`` (global ids across shards).
     """
     skips = skips if skips is not None else SkipLog(cfg.on_error)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    res = ShardResult(signature=signature)
     scorer = _Scorer(parser, encoder, cfg, skips)
-    tmp_pairs, fp = _atomic_writer(out / "pairs.jsonl")
-    tmp_src, fs = _atomic_writer(out / "sources.jsonl")
-    next_id = first_id
+
+    def process(chunk: list[SourceRecord]) -> ChunkOutput:
+        res = ShardResult()
+        bleu = CorpusBleu() if cfg.bleu == "sacrebleu-corpus" else None
+        scorer.corpus_bleu = bleu
+        pairs: list[dict] = []
+        sources: list[dict] = []
+        for srow, rows in scorer.score_chunk(chunk, 0, res):
+            sources.append(srow)
+            pairs.extend(rows)
+        counts = Counter(
+            n_records=len(chunk),
+            n_sources=len(sources),
+            n_pairs=len(pairs),
+            dropped_identical=res.dropped_identical,
+        )
+        if bleu is not None:
+            counts.update({f"corpus_bleu_{i}": v for i, v in enumerate(bleu.stats)})
+        return ChunkOutput({"pairs": pairs, "sources": sources}, counts)
+
     try:
-        with fp, fs:
-            for chunk in chunked(records, cfg.chunk_size):
-                res.n_records += len(chunk)
-                for srow, rows in scorer.score_chunk(chunk, next_id, res):
-                    fs.write(json.dumps(srow, ensure_ascii=False) + "\n")
-                    for row in rows:
-                        fp.write(json.dumps(row, ensure_ascii=False) + "\n")
-                    res.n_sources += 1
-                    res.n_pairs += len(rows)
-                next_id += len(chunk)
-                if progress is not None:
-                    progress.update(len(chunk))
+        state = run_shard(
+            _with_ids(records, first_id),
+            process,
+            out_dir,
+            shard=shard or Shard(),
+            streams=STREAMS,
+            settings={"signature": signature},
+            chunk_size=cfg.chunk_size,
+            total=total,
+            desc=desc,
+            unit="src",
+            progress=progress,
+            skips=skips,
+        )
     finally:
         scorer.close()
-    if scorer.corpus_bleu is not None:
-        res.corpus_bleu_stats = list(scorer.corpus_bleu.stats)
-    res.skips = skips.summary()
-    os.replace(tmp_pairs, out / "pairs.jsonl")
-    os.replace(tmp_src, out / "sources.jsonl")
-    with open(out / "summary.json", "w", encoding="utf-8") as fh:
-        json.dump(asdict(res), fh, indent=2)
-    return res
+    return shard_result(state)
+
+
+def shard_result(state: dict) -> ShardResult:
+    """A shard's :class:`ShardResult` from its progress record."""
+    c = total_counts(state)
+    skipped = {k.split(":", 1)[1]: v for k, v in c.items() if k.startswith("skip:") and v}
+    return ShardResult(
+        n_records=c.get("n_records", 0),
+        n_sources=c.get("n_sources", 0),
+        n_pairs=c.get("n_pairs", 0),
+        dropped_identical=c.get("dropped_identical", 0),
+        skips={"total": sum(skipped.values()), "by_reason": skipped},
+        corpus_bleu_stats=[c.get(f"corpus_bleu_{i}", 0) for i in range(10)],
+        signature=state["settings"]["signature"],
+    )

@@ -15,7 +15,8 @@ from paraamr.metrics.ted import tree_edit_distance
 from paraamr.metrics.trees import leaves, to_bracketed
 from paraamr.parsers.gold import GoldParser
 from paraamr.scoring import METRICS, MetricConfig, score_records
-from paraamr.tables.table2 import merge_shards, shard_dir, shard_of
+from paraamr.shards import Shard, stream_path
+from paraamr.tables.table2 import corpus_dir, shard_of, table2_row
 
 
 class FakeEncoder:
@@ -60,7 +61,8 @@ def _score(path, out, cfg=None, shard=0, n=1, on_error="raise"):
         parser=GoldParser(),
         encoder=FakeEncoder(),
         cfg=cfg,
-        out_dir=shard_dir(out, "gold", shard, n),
+        out_dir=corpus_dir(out, "gold"),
+        shard=Shard(shard, n),
         signature="test",
         skips=skips,
     )
@@ -72,7 +74,7 @@ def test_pair_values_equal_metric_functions(gold_corpus, tmp_path):
     recs = {r.text: r for r in read_corpus(gold_corpus)}
     rows = [
         json.loads(x)
-        for x in Path(shard_dir(tmp_path, "gold", 0, 1) / "pairs.jsonl").read_text().splitlines()
+        for x in stream_path(corpus_dir(tmp_path, "gold"), Shard(0, 1), "pairs").read_text().splitlines()
     ]
     for row in rows:
         r = recs[row["source"]]
@@ -82,10 +84,10 @@ def test_pair_values_equal_metric_functions(gold_corpus, tmp_path):
         assert row["one_minus_iou"] == pytest.approx(1 - token_iou(src_tok, para_tok))
         assert row["tedf"] == tree_edit_distance(r.parse, p.parse, kernel="zss")
         assert row["ted3"] == tree_edit_distance(r.parse, p.parse, depth=3, kernel="zss")
-    merged = merge_shards(tmp_path, "gold")
+    merged = table2_row(tmp_path, "gold")
     src_rows = [
         json.loads(x)
-        for x in Path(shard_dir(tmp_path, "gold", 0, 1) / "sources.jsonl").read_text().splitlines()
+        for x in stream_path(corpus_dir(tmp_path, "gold"), Shard(0, 1), "sources").read_text().splitlines()
     ]
     expect = np.mean(
         [np.mean([x["tedf"] for x in rows if x["source_id"] == s["source_id"]]) for s in src_rows]
@@ -100,11 +102,11 @@ def test_shards_merge_to_unsharded(gold_corpus, tmp_path):
     _score(gold_corpus, one)
     for i in range(3):
         _score(gold_corpus, many, shard=i, n=3)
-    a, b = merge_shards(one, "gold"), merge_shards(many, "gold")
+    a, b = table2_row(one, "gold"), table2_row(many, "gold")
     ids = sorted(
         json.loads(x)["source_id"]
         for i in range(3)
-        for x in (shard_dir(many, "gold", i, 3) / "sources.jsonl").read_text().splitlines()
+        for x in stream_path(corpus_dir(many, "gold"), Shard(i, 3), "sources").read_text().splitlines()
     )
     assert ids == list(range(30))
     for k in ("n_sources", "n_pairs", *METRICS):
@@ -114,7 +116,7 @@ def test_shards_merge_to_unsharded(gold_corpus, tmp_path):
 def test_missing_shard_is_an_error(gold_corpus, tmp_path):
     _score(gold_corpus, tmp_path, shard=0, n=2)
     with pytest.raises(Exception, match=r"shards \[1\] of 2 are missing"):
-        merge_shards(tmp_path, "gold")
+        table2_row(tmp_path, "gold")
 
 
 def test_bad_gold_tree_raises_or_is_counted(tmp_path):
@@ -134,7 +136,7 @@ def test_bad_gold_tree_raises_or_is_counted(tmp_path):
         _score(path, tmp_path / "a")
     res = _score(path, tmp_path / "b", on_error="skip")
     assert res.n_pairs == 1 and sum(res.skips["by_reason"].values()) == 1
-    row = merge_shards(tmp_path / "b", "gold")
+    row = table2_row(tmp_path / "b", "gold")
     assert all(math.isfinite(row[k]) for k in ("similarity", "ted3", "tedf"))
 
 
@@ -142,7 +144,7 @@ def test_corpus_bleu_variant(gold_corpus, tmp_path):
     import sacrebleu
 
     _score(gold_corpus, tmp_path, cfg=MetricConfig(bleu="sacrebleu-corpus"))
-    row = merge_shards(tmp_path, "gold")
+    row = table2_row(tmp_path, "gold")
     hyps, refs = [], []
     for r in read_corpus(gold_corpus):
         for p in r.paraphrases:
@@ -156,7 +158,7 @@ def test_corpus_bleu_variant(gold_corpus, tmp_path):
 def test_process_pool_gives_same_teds(gold_corpus, tmp_path):
     _score(gold_corpus, tmp_path / "a")
     _score(gold_corpus, tmp_path / "b", cfg=MetricConfig(workers=2))
-    a, b = merge_shards(tmp_path / "a", "gold"), merge_shards(tmp_path / "b", "gold")
+    a, b = table2_row(tmp_path / "a", "gold"), table2_row(tmp_path / "b", "gold")
     assert (a["ted3"], a["tedf"]) == (b["ted3"], b["tedf"])
 
 
@@ -177,7 +179,7 @@ def test_lowercase_option_changes_lexical_metrics_only(tmp_path):
     path.write_text(json.dumps(rec) + "\n")
     _score(path, tmp_path / "a")
     _score(path, tmp_path / "b", cfg=MetricConfig(lowercase=True))
-    a, b = merge_shards(tmp_path / "a", "gold"), merge_shards(tmp_path / "b", "gold")
+    a, b = table2_row(tmp_path / "a", "gold"), table2_row(tmp_path / "b", "gold")
     assert b["one_minus_iou"] == pytest.approx(100 * (1 - 6 / 7), abs=1e-3)
     assert a["one_minus_iou"] > b["one_minus_iou"] and a["one_minus_bleu"] > b["one_minus_bleu"]
     assert (a["ted3"], a["tedf"], a["similarity"]) == (b["ted3"], b["tedf"], b["similarity"])

@@ -7,22 +7,22 @@ import logging
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
-from tqdm.auto import tqdm
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.data import resolve_data_dir
 from paraamr.paper import PAPER_TABLE2
 from paraamr.scoring import MetricConfig, score_records
+from paraamr.shards import Shard
 from paraamr.signature import metric_signature
 from paraamr.tables.render import TABLE2_COLUMNS, run_kind, write_table2
 from paraamr.tables.table2 import (
     common_subset,
     default_corpora,
-    merge_shards,
     parse_corpus_specs,
-    shard_dir,
+    corpus_dir,
     shard_of,
     subset_stream,
+    table2_row,
 )
 from paraamr.tracking import log_table, wandb_run
 
@@ -80,18 +80,19 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
         skips = SkipLog(cfg.on_error)
         stream = subset_stream(spec, keys, skips, cfg.limit)
         records = shard_of(stream, cfg.shard, cfg.num_shards)
-        bar = tqdm(total=total, desc=f"table2 {spec.name}", unit="src", disable=not cfg.progress)
-        with bar:
-            res = score_records(
-                records,
-                parser=parser,
-                encoder=encoder,
-                cfg=mcfg,
-                out_dir=shard_dir(cfg.out_dir, spec.name, cfg.shard, cfg.num_shards),
-                signature=sig,
-                skips=skips,
-                progress=bar,
-            )
+        res = score_records(
+            records,
+            parser=parser,
+            encoder=encoder,
+            cfg=mcfg,
+            out_dir=corpus_dir(cfg.out_dir, spec.name),
+            shard=Shard(cfg.shard, cfg.num_shards),
+            signature=sig,
+            skips=skips,
+            progress=cfg.progress,
+            total=total,
+            desc=f"table2 {spec.name}",
+        )
         log.info(
             "%s shard %d/%d: %d sources, %d pairs, %d identical dropped, %d skipped",
             spec.name,
@@ -100,7 +101,7 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
             res.n_sources,
             res.n_pairs,
             res.dropped_identical,
-            skips.total,
+            res.skips["total"],
         )
     return [s.name for s in specs], data_description
 
@@ -115,7 +116,7 @@ def finish_table2(
     wandb_cfg: dict | None = None,
 ) -> dict:
     """Merge shards into rows, write table2.{md,csv,json} and log to W&B."""
-    rows = [merge_shards(out_dir, n, bootstrap=bootstrap, seed=seed) for n in names]
+    rows = [table2_row(out_dir, n, bootstrap=bootstrap, seed=seed) for n in names]
     meta = {"run_kind": run_kind(rows[0]["signature"]), **meta}
     paths = write_table2(rows, out_dir, meta)
     wb = wandb_cfg or {"enabled": False}

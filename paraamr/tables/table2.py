@@ -7,7 +7,6 @@ optionally take this job's shard and the first ``limit`` sources, score each cor
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Iterable, Iterator
@@ -22,7 +21,8 @@ from paraamr.data import DATA_HINT
 from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.metrics.aggregate import bootstrap_ci, corpus_means
 from paraamr.metrics.lexical import CorpusBleu
-from paraamr.scoring import METRICS
+from paraamr.scoring import METRICS, shard_result
+from paraamr.shards import Shard, merged_rows, shard_states
 from paraamr.utils import limited
 
 __all__ = [
@@ -31,8 +31,8 @@ __all__ = [
     "default_corpora",
     "common_subset",
     "shard_of",
-    "merge_shards",
-    "shard_dir",
+    "table2_row",
+    "corpus_dir",
 ]
 
 log = logging.getLogger(__name__)
@@ -111,16 +111,16 @@ def shard_of(records: Iterable[SourceRecord], shard: int, num_shards: int):
 
     Sets ``record.index`` to the global position so source ids stay unique across shards.
     """
-    if not 0 <= shard < num_shards:
-        raise ParaAMRError(f"shard must be in [0, {num_shards}), got {shard}")
+    sh = Shard(shard, num_shards)
     for k, r in enumerate(records):
-        if k % num_shards == shard:
+        if sh.owns(k):
             r.index = k
             yield r
 
 
-def shard_dir(out_dir: str | os.PathLike, name: str, shard: int, num_shards: int) -> Path:
-    return Path(out_dir) / "shards" / name / f"shard-{shard}-of-{num_shards}"
+def corpus_dir(out_dir: str | os.PathLike, name: str) -> Path:
+    """Where the shards of one corpus go: ``OUT/shards/<name>/``."""
+    return Path(out_dir) / "shards" / name
 
 
 def subset_stream(spec: CorpusSpec, keys, skips: SkipLog, limit: int | None = None):
@@ -128,34 +128,27 @@ def subset_stream(spec: CorpusSpec, keys, skips: SkipLog, limit: int | None = No
     return limited(filter_common(_usable(read_corpus(spec.path, spec.fmt, skips)), keys), limit)
 
 
-def merge_shards(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: int = 0) -> dict:
-    """Join the shards of one corpus into a Table 2 row (percentages like the paper)."""
-    root = Path(out_dir) / "shards" / name
-    dirs = sorted(root.glob("shard-*-of-*"))
-    if not dirs:
+def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: int = 0) -> dict:
+    """Join the shards of one corpus into a Table 2 row (percentages like the paper).
+
+    Refuses missing or unfinished shards, mixed shard counts and shards scored with other
+    settings (:func:`paraamr.shards.shard_states`); sources are joined in input order, so
+    bootstrap intervals equal those of an unsharded run.
+    """
+    root = corpus_dir(out_dir, name)
+    if not root.is_dir():
         raise DataNotFoundError(f"no shards under {root}: run the scoring step first")
-    n_expected = {int(d.name.rsplit("-", 1)[1]) for d in dirs}
-    if len(n_expected) != 1:
-        raise ParaAMRError(f"{root} mixes shard counts {sorted(n_expected)}: remove stale shards")
-    n = n_expected.pop()
-    missing = [i for i in range(n) if not (root / f"shard-{i}-of-{n}" / "summary.json").is_file()]
-    if missing:
-        raise ParaAMRError(f"{root}: shards {missing} of {n} are missing or unfinished")
-    rows, n_pairs, dropped, skips, sig = [], 0, 0, {}, set()
+    states = shard_states(root)
+    results = [shard_result(st) for st in states]
+    rows = list(merged_rows(root, "sources", order_key="source_id"))
+    n_pairs = sum(r.n_pairs for r in results)
+    dropped = sum(r.dropped_identical for r in results)
+    skips: dict[str, int] = {}
     cbleu = CorpusBleu()
-    for i in range(n):
-        d = root / f"shard-{i}-of-{n}"
-        summary = json.loads((d / "summary.json").read_text())
-        n_pairs += summary["n_pairs"]
-        dropped += summary["dropped_identical"]
-        for k, v in summary["skips"]["by_reason"].items():
+    for r in results:
+        for k, v in r.skips["by_reason"].items():
             skips[k] = skips.get(k, 0) + v
-        cbleu.merge(summary["corpus_bleu_stats"])
-        sig.add(summary["signature"])
-        with open(d / "sources.jsonl", encoding="utf-8") as fh:
-            rows.extend(json.loads(line) for line in fh)
-    if len(sig) > 1:
-        raise ParaAMRError(f"{root}: shards were scored with different settings: {sorted(sig)}")
+        cbleu.merge(r.corpus_bleu_stats)
     means = corpus_means(rows, METRICS)
     row = {"dataset": name, "n_sources": len(rows), "n_pairs": n_pairs}
     for m in METRICS:
@@ -169,5 +162,5 @@ def merge_shards(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed
             row[f"{m}_ci95"] = [round(lo * scale, 4), round(hi * scale, 4)]
     row["dropped_identical"] = dropped
     row["skipped"] = skips
-    row["signature"] = sig.pop() if sig else ""
+    row["signature"] = results[0].signature
     return row
