@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["ParaAMRError", "CorpusFormatError", "TreeError", "ParserError", "DataNotFoundError"]
+__all__ = [
+    "ParaAMRError",
+    "ConfigError",
+    "CorpusFormatError",
+    "TreeError",
+    "ParserError",
+    "DataNotFoundError",
+]
 
 
 class ParaAMRError(Exception):
@@ -28,3 +35,7 @@ class ParserError(ParaAMRError):
 
 class DataNotFoundError(ParaAMRError):
     """Input data is missing; the message says how to get it or where to point."""
+
+
+class ConfigError(ParaAMRError, ValueError):
+    """A setting is invalid; the message names the config key (``section.key``)."""

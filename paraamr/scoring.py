@@ -13,15 +13,13 @@ Files written to a corpus's shard directory by the shared shard runner (:mod:`pa
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
-from collections.abc import Iterable
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.records import SourceRecord, same_sentence

@@ -38,7 +38,8 @@ def builder(**kw):
 def test_gold_graphs_to_records(little_prince, tmp_path):
     state = build_shard(builder(keep_graphs=True), little_prince, tmp_path, progress=False)
     recs = [
-        json.loads(x) for x in (tmp_path / "shard-00000-of-00001.records.jsonl").read_text().splitlines()
+        json.loads(x)
+        for x in (tmp_path / "shard-00000-of-00001.records.jsonl").read_text().splitlines()
     ]
     rejects = (tmp_path / "shard-00000-of-00001.rejects.jsonl").read_text().splitlines()
     c = state["counts"]

@@ -3,7 +3,6 @@ a mean, identical paraphrases are dropped, shards merge to the unsharded result.
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -52,6 +51,10 @@ def gold_corpus(ptb_trees, tmp_path_factory):
     return path
 
 
+def _stream(out, stream, shard=0, n=1):
+    return stream_path(corpus_dir(out, "gold"), Shard(shard, n), stream)
+
+
 def _score(path, out, cfg=None, shard=0, n=1, on_error="raise"):
     cfg = cfg or MetricConfig()
     skips = SkipLog(on_error)
@@ -74,7 +77,9 @@ def test_pair_values_equal_metric_functions(gold_corpus, tmp_path):
     recs = {r.text: r for r in read_corpus(gold_corpus)}
     rows = [
         json.loads(x)
-        for x in stream_path(corpus_dir(tmp_path, "gold"), Shard(0, 1), "pairs").read_text().splitlines()
+        for x in stream_path(corpus_dir(tmp_path, "gold"), Shard(0, 1), "pairs")
+        .read_text()
+        .splitlines()
     ]
     for row in rows:
         r = recs[row["source"]]
@@ -87,7 +92,9 @@ def test_pair_values_equal_metric_functions(gold_corpus, tmp_path):
     merged = table2_row(tmp_path, "gold")
     src_rows = [
         json.loads(x)
-        for x in stream_path(corpus_dir(tmp_path, "gold"), Shard(0, 1), "sources").read_text().splitlines()
+        for x in stream_path(corpus_dir(tmp_path, "gold"), Shard(0, 1), "sources")
+        .read_text()
+        .splitlines()
     ]
     expect = np.mean(
         [np.mean([x["tedf"] for x in rows if x["source_id"] == s["source_id"]]) for s in src_rows]
@@ -106,7 +113,9 @@ def test_shards_merge_to_unsharded(gold_corpus, tmp_path):
     ids = sorted(
         json.loads(x)["source_id"]
         for i in range(3)
-        for x in stream_path(corpus_dir(many, "gold"), Shard(i, 3), "sources").read_text().splitlines()
+        for x in stream_path(corpus_dir(many, "gold"), Shard(i, 3), "sources")
+        .read_text()
+        .splitlines()
     )
     assert ids == list(range(30))
     for k in ("n_sources", "n_pairs", *METRICS):

@@ -40,13 +40,15 @@ def _process(chunk: list[int]) -> ChunkOutput:
     )
 
 
-def _run(out, shard=Shard(), items=None, settings=None, **kw):
+def _run(out, shard=None, items=None, settings=None, **kw):
+    shard = shard or Shard()
     own = shard.select(ITEMS if items is None else items)
     return run_shard(own, _process, out, shard=shard, streams=STREAMS,
                      settings=settings or {"v": 1}, chunk_size=5, progress=False, **kw)  # fmt: skip
 
 
-def _files(out, shard=Shard()):
+def _files(out, shard=None):
+    shard = shard or Shard()
     return {s: stream_path(out, shard, s).read_bytes() for s in STREAMS}
 
 

@@ -232,15 +232,15 @@ def _cfg(out_dir: Path, *overrides: str):
             "simcse",
             overrides=[
                 f"out_dir={out_dir}",
-                "max_seq_length=32",
-                "batch_size=4",
-                "max_steps=2",
+                "data.max_seq_length=32",
+                "data.batch_size=4",
+                "trainer.max_steps=2",
                 "data.limit=48",
-                "trainer.limit_val_pairs=32",
-                "trainer.val_check_interval=2",
+                "callbacks.sts_dev.limit_pairs=32",
+                "callbacks.sts_dev.every_n_steps=2",
                 "trainer.log_every_n_steps=1",
                 "trainer.enable_progress_bar=false",
-                "wandb.enabled=false",
+                "logger.wandb.enabled=false",
                 *overrides,
             ],
         )
@@ -256,9 +256,10 @@ def test_paper_preset_composes():
 
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose("simcse", overrides=["+experiment=simcse_paper", "seed=3"])
-    assert cfg.model.name_or_path == "bert-base-uncased" and cfg.pooling == "cls"
-    assert (cfg.batch_size, cfg.max_epochs, cfg.max_steps, cfg.lr) == (128, 3, -1, 1e-5)
-    assert cfg.data.max_perplexity == 110 and cfg.wandb.name == "parabank1-eval-3"
+    assert cfg.model.model_name_or_path == "bert-base-uncased" and cfg.model.pooling == "cls"
+    t = (cfg.data.batch_size, cfg.trainer.max_epochs, cfg.trainer.max_steps, cfg.model.lr)
+    assert t == (128, 3, -1, 1e-5)
+    assert cfg.data.max_perplexity == 110 and cfg.logger.wandb.name == "parabank1-eval-3"
 
 
 def test_fast_dev_run_on_msrp(tmp_path, msrp_pairs):
@@ -282,10 +283,10 @@ def test_short_run_exports_a_sentence_transformer(tmp_path):
 
     cfg = _cfg(
         tmp_path,
-        "max_steps=4",
-        "batch_size=8",
-        "trainer.val_check_interval=2",
-        "trainer.limit_val_pairs=64",
+        "trainer.max_steps=4",
+        "data.batch_size=8",
+        "callbacks.sts_dev.every_n_steps=2",
+        "callbacks.sts_dev.limit_pairs=64",
     )
     out = train(cfg)
     assert out["steps"] == 4 and math.isfinite(out["best_val"])
@@ -312,7 +313,7 @@ def test_resume_and_determinism(tmp_path, monkeypatch):
         return hook(self, batch, dataloader_idx)
 
     monkeypatch.setattr(SimCSEDataModule, "on_before_batch_transfer", spy)
-    straight = train(_cfg(tmp_path / "straight", "max_steps=4"))
+    straight = train(_cfg(tmp_path / "straight", "trainer.max_steps=4"))
     straight_batches, seen[:] = list(seen), []
     a = train(_cfg(tmp_path / "a"))
     assert a["steps"] == 2 and straight["steps"] == 4
@@ -322,7 +323,7 @@ def test_resume_and_determinism(tmp_path, monkeypatch):
     seen[:] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        r = train(_cfg(tmp_path / "a", "max_steps=4", f"resume={last}"))
+        r = train(_cfg(tmp_path / "a", "trainer.max_steps=4", f"resume={last}"))
     assert not [w for w in caught if "not resumable" in str(w.message)]
     assert r["steps"] == 4
     with open(Path(r["log_dir"]) / "metrics.csv") as fh:
@@ -357,7 +358,7 @@ def test_nan_loss_stops_before_any_checkpoint(tmp_path, monkeypatch):
 
     monkeypatch.setattr(mod, "simcse_loss", nan_loss)
     with pytest.raises(RuntimeError, match=r"loss is nan at step 0 \(lr .*lower the learning rate"):
-        train(_cfg(tmp_path, "trainer.val_check_interval=1"))
+        train(_cfg(tmp_path, "callbacks.sts_dev.every_n_steps=1"))
     assert not (tmp_path / "best_model").exists()
     assert not list(tmp_path.rglob("*.ckpt"))
 
@@ -371,8 +372,8 @@ def test_ddp_two_cpu_processes_gather_the_global_batch(tmp_path):
         "trainer.strategy=ddp_spawn",
         "trainer.devices=2",
         "trainer.accelerator=cpu",
-        "batch_size=4",
-        "max_steps=2",
+        "data.batch_size=4",
+        "trainer.max_steps=2",
     )
     out = train(cfg)
     with open(Path(out["log_dir"]) / "metrics.csv") as fh:

@@ -14,12 +14,12 @@ def runs(tmp_path_factory, data_dir, compose_config):
     root = tmp_path_factory.mktemp("t5")
     common = [
         "sts.max_pairs_per_set=60",
-        "wandb.enabled=false",
+        "logger.wandb.enabled=false",
         f"data_dir={data_dir}",
-        "max_steps=2",
-        "batch_size=4",
-        "trainer.val_check_interval=2",
-        "trainer.limit_val_pairs=16",
+        "trainer.max_steps=2",
+        "data.batch_size=4",
+        "callbacks.sts_dev.every_n_steps=2",
+        "callbacks.sts_dev.limit_pairs=16",
         "data.limit=40",
     ]
     out = []
@@ -75,7 +75,7 @@ def test_paper_preset_composes(compose_config):
     c = compose_config(
         "table5", "+experiment=table5_paper", "train_corpus=custom", "data.path=x.jsonl"
     )
-    assert (c.model.name_or_path, c.batch_size, c.max_epochs, c.lr) == (
+    assert (c.model.model_name_or_path, c.data.batch_size, c.trainer.max_epochs, c.model.lr) == (
         "bert-base-uncased",
         128,
         3,

@@ -2,7 +2,8 @@
 
 from paraamr.builder.pipeline import BuildConfig, Builder, BuildError, build_shard, merge_build
 from paraamr.builder.postprocess import postprocess
-from paraamr.builder.stats import filter_by_perplexity, table1_stats
+from paraamr.builder.stats import table1_stats
+from paraamr.corpus.filters import filter_by_perplexity
 
 __all__ = [
     "BuildConfig",

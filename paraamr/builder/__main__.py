@@ -33,15 +33,17 @@ def main(argv: list[str] | None = None) -> None:
         print(render_table1(Path(a.corpus).name, stats, a.corpus))
         json.dump(stats, sys.stdout, indent=2)
     else:
-        from paraamr.builder.stats import filter_by_perplexity
+        from collections import Counter
 
-        n_out = 0
+        from paraamr.corpus.filters import filter_by_perplexity
+
+        n_out, stats = 0, Counter()
         with open(a.corpus, encoding="utf-8") as src, open(a.output, "w", encoding="utf-8") as dst:
             rows = (json.loads(line) for line in src)
-            for r in filter_by_perplexity(rows, a.max_ppl):
+            for r in filter_by_perplexity(rows, a.max_ppl, stats):
                 dst.write(json.dumps(r, ensure_ascii=False) + "\n")
                 n_out += 1
-        print(f"kept {n_out} sources", file=sys.stderr)
+        print(f"kept {n_out} sources; dropped: {dict(stats)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,20 +1,19 @@
-"""Corpus statistics in the layout of the paper's Table 1, and the perplexity filter.
+"""Corpus statistics in the layout of the paper's Table 1 (the perplexity filter is
+:mod:`paraamr.corpus.filters`).
 
 >>> rows = [{"text": "a b c", "paraphrases": [{"para_text": "c b a", "perplexity": 50.0},
 ...                                          {"para_text": "a c", "perplexity": 300.0}]}]
 >>> table1_stats(rows)["avg_paraphrases"]
 2.0
->>> [len(r["paraphrases"]) for r in filter_by_perplexity(rows, 120)]
-[1]
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from paraamr.paper import PAPER_TABLE1
 
-__all__ = ["table1_stats", "filter_by_perplexity", "render_table1"]
+__all__ = ["table1_stats", "render_table1"]
 
 
 def table1_stats(records: Iterable[dict]) -> dict:
@@ -33,21 +32,6 @@ def table1_stats(records: Iterable[dict]) -> dict:
         "avg_source_length": src_words / n if n else 0.0,
         "avg_paraphrase_length": para_words / n_para if n_para else 0.0,
     }
-
-
-def filter_by_perplexity(records: Iterable[dict], max_ppl: float) -> Iterator[dict]:
-    """Keep paraphrases with perplexity <= ``max_ppl`` (paper: 120 general, 110 for SimCSE and
-    few-shot, 85 for SCPN); sources left with none are dropped. Paraphrases without a perplexity
-    are an error (score the corpus first)."""
-    for r in records:
-        kept = []
-        for p in r["paraphrases"]:
-            if p.get("perplexity") is None:
-                raise ValueError(f"paraphrase without perplexity in source {r['text'][:60]!r}")
-            if p["perplexity"] <= max_ppl:
-                kept.append(p)
-        if kept:
-            yield {**r, "paraphrases": kept}
 
 
 def render_table1(name: str, stats: dict, note: str) -> str:

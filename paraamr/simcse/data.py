@@ -28,13 +28,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-import pytorch_lightning as pl
 import torch
-from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from paraamr.corpus.errors import SkipLog
+from paraamr.corpus.filters import passes_perplexity
 from paraamr.corpus.readers import FORMATS, guess_format, read_corpus
 from paraamr.errors import CorpusFormatError, DataNotFoundError, ParaAMRError
+from paraamr.training.data import ResumableDataModule
 
 __all__ = [
     "TRIPLET_FORMATS",
@@ -44,7 +44,6 @@ __all__ = [
     "read_pair_tsv",
     "load_triplets",
     "TripletCollator",
-    "ResumableSampler",
     "SimCSEDataModule",
 ]
 
@@ -100,10 +99,10 @@ def triplets_from_corpus(
 
     Per source record, in file order:
 
-    1. perplexity filter: with ``max_perplexity`` set, a paraphrase is kept only when it carries a
-       perplexity ``<= max_perplexity``; paraphrases *without* a perplexity (e.g. a TSV corpus)
-       are then dropped too and counted under ``stats["dropped_no_perplexity"]`` (a warning
-       says so). With ``max_perplexity=None`` every paraphrase is kept.
+    1. perplexity filter (:func:`paraamr.corpus.filters.passes_perplexity`): with
+       ``max_perplexity`` set, a paraphrase is kept only when it carries a perplexity
+       ``<= max_perplexity``; paraphrases *without* a perplexity (e.g. a TSV corpus) are dropped
+       and counted under ``stats["dropped_no_perplexity"]`` (a warning says so).
     2. cap: with ``max_paraphrases_per_source`` set, at most that many of the surviving
        paraphrases are kept, drawn at random (seeded), file order preserved.
     3. the negative of each triplet is the source sentence of a uniformly drawn *other* record
@@ -136,14 +135,8 @@ def triplets_from_corpus(
         kept = []
         for p in rec.paraphrases:
             stats["paraphrases"] += 1
-            if max_perplexity is not None:
-                if p.perplexity is None:
-                    stats["dropped_no_perplexity"] += 1
-                    continue
-                if p.perplexity > max_perplexity:
-                    stats["dropped_perplexity"] += 1
-                    continue
-            kept.append(p.text)
+            if passes_perplexity(p.perplexity, max_perplexity, stats):
+                kept.append(p.text)
         if max_paraphrases_per_source is not None and len(kept) > max_paraphrases_per_source:
             chosen = sorted(rng.sample(range(len(kept)), max_paraphrases_per_source))
             stats["dropped_cap"] += len(kept) - len(chosen)
@@ -287,17 +280,6 @@ def load_triplets(
     return out
 
 
-class _TripletDataset(Dataset):
-    def __init__(self, triplets: Sequence[Triplet]) -> None:
-        self.triplets = list(triplets)
-
-    def __len__(self) -> int:
-        return len(self.triplets)
-
-    def __getitem__(self, i: int) -> Triplet:
-        return self.triplets[i]
-
-
 class TripletCollator:
     """Tokenize a list of triplets into one ``(3B, L)`` batch: anchors, positives, negatives.
 
@@ -324,81 +306,12 @@ class TripletCollator:
         )
 
 
-class ResumableSampler(DistributedSampler):
-    """Seeded per-epoch shuffling, sharded over DDP processes, that can resume mid-epoch.
-
-    A :class:`~torch.utils.data.DistributedSampler` (so Lightning does not wrap it again) whose
-    permutation depends only on ``seed + epoch``; outside DDP it acts as one replica. After
-    :meth:`resume` ``(epoch, samples)``, iterating that epoch skips the first ``samples`` indices
-    of this process's shard; any other epoch is complete.
-
-    >>> s = ResumableSampler(range(6), seed=0, shuffle=False)
-    >>> s.resume(0, 4); s.set_epoch(0); list(s)
-    [4, 5]
-    >>> s.set_epoch(1); list(s)
-    [0, 1, 2, 3, 4, 5]
-    """
-
-    def __init__(self, dataset: Any, seed: int = 0, shuffle: bool = True) -> None:
-        import torch.distributed as dist
-
-        ddp = dist.is_available() and dist.is_initialized()
-        single = {} if ddp else {"num_replicas": 1, "rank": 0}
-        super().__init__(dataset, shuffle=shuffle, seed=seed, drop_last=False, **single)
-        self._resume: tuple[int, int] | None = None
-
-    def resume(self, epoch: int, samples: int) -> None:
-        """Skip the first ``samples`` indices of ``epoch`` (this process's shard)."""
-        self._resume = (int(epoch), int(samples))
-
-    def __iter__(self):
-        indices = list(super().__iter__())
-        if self._resume is not None and self._resume[0] == self.epoch:
-            indices = indices[self._resume[1] :]
-        return iter(indices)
-
-
-class _ResumableLoader(DataLoader):
-    """A DataLoader whose ``state_dict`` is the epoch and the number of batches trained in it;
-    ``load_state_dict`` makes its sampler skip those (idempotent)."""
-
-    def __init__(self, *args: Any, signature: dict[str, int], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.signature = signature
-        self.progress = [0, 0]  # epoch, batches trained in it (updated by the data module)
-
-    def state_dict(self) -> dict[str, int]:
-        return {"epoch": self.progress[0], "batches": self.progress[1], **self.signature}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        changed = {
-            k: (state_dict.get(k), v) for k, v in self.signature.items() if state_dict.get(k) != v
-        }
-        if changed:
-            log.warning(
-                "resuming with different data settings %s (was, now): the interrupted epoch "
-                "restarts from its first batch",
-                changed,
-            )
-            return
-        epoch, batches = int(state_dict["epoch"]), int(state_dict["batches"])
-        self.progress[:] = [epoch, batches]
-        self.sampler.resume(epoch, batches * self.batch_size)
-        log.info("resuming epoch %d after %d batches", epoch, batches)
-
-
-class SimCSEDataModule(pl.LightningDataModule):
-    """Shuffled, seeded batches of tokenized triplets, resumable mid-epoch.
+class SimCSEDataModule(ResumableDataModule):
+    """Shuffled, seeded batches of tokenized triplets, resumable mid-epoch
+    (:class:`paraamr.training.data.ResumableDataModule`).
 
     A batch is a dict of ``(3B, L)`` tensors (rows ``0..B-1`` anchors, ``B..2B-1`` positives,
-    ``2B..3B-1`` negatives). Under DDP each process gets its own shard through
-    :class:`ResumableSampler`, so ``batch_size`` is per device (Lightning leaves a
-    ``DistributedSampler`` alone). The order depends only on ``seed`` and the epoch.
-
-    Checkpoints carry the epoch and the number of batches trained in it (the loader's
-    ``state_dict``, saved by Lightning); a run resumed from a mid-epoch checkpoint continues with
-    the next unseen batch, provided the triplets, batch size, seed and number of processes are
-    unchanged (otherwise a warning says the epoch restarts).
+    ``2B..3B-1`` negatives).
 
     Args:
         triplets: the training examples.
@@ -420,76 +333,49 @@ class SimCSEDataModule(pl.LightningDataModule):
         num_workers: int = 0,
         drop_last: bool = False,
     ) -> None:
-        super().__init__()
-        self.triplets = [Triplet(*t) for t in triplets]
-        if not self.triplets:
+        triplets = [Triplet(*t) for t in triplets]
+        if not triplets:
             raise ParaAMRError("SimCSEDataModule needs at least one triplet")
         if isinstance(tokenizer, (str, os.PathLike)):
             from transformers import AutoTokenizer
 
             tokenizer = AutoTokenizer.from_pretrained(str(tokenizer))
+        super().__init__(
+            triplets,
+            TripletCollator(tokenizer, max_seq_length),
+            batch_size=batch_size,
+            seed=seed,
+            num_workers=num_workers,
+            drop_last=drop_last,
+        )
+        self.triplets = self.examples
         self.tokenizer = tokenizer
         self.max_seq_length = max_seq_length
-        self.batch_size = batch_size
-        self.seed = seed
-        self.num_workers = num_workers
-        self.drop_last = drop_last
-        self.loader: _ResumableLoader | None = None
-        self._to_resume: dict[str, Any] | None = None
 
-    def train_dataloader(self) -> DataLoader:
-        dataset = _TripletDataset(self.triplets)
-        sampler = ResumableSampler(dataset, seed=self.seed)
-        signature = {
-            "num_triplets": len(self.triplets),
-            "batch_size": self.batch_size,
-            "seed": self.seed,
-            "num_replicas": sampler.num_replicas,
-        }
-        self.loader = _ResumableLoader(
-            dataset,
-            batch_size=self.batch_size,
-            sampler=sampler,
-            collate_fn=TripletCollator(self.tokenizer, self.max_seq_length),
-            num_workers=self.num_workers,
-            drop_last=self.drop_last,
-            persistent_workers=self.num_workers > 0,
-            signature=signature,
+    @classmethod
+    def from_corpus(
+        cls,
+        path: str | os.PathLike,
+        format: str | None = None,  # noqa: A002 - the config key
+        *,
+        tokenizer: str | os.PathLike | Any,
+        max_perplexity: float | None = None,
+        max_paraphrases_per_source: int | None = None,
+        limit: int | None = None,
+        on_error: str = "raise",
+        max_seq_length: int = 32,
+        batch_size: int = 64,
+        seed: int = 0,
+        num_workers: int = 0,
+    ) -> SimCSEDataModule:
+        """Read triplets with :func:`load_triplets` (the ``data/simcse.yaml`` config)."""
+        triplets = load_triplets(
+            path,
+            format,
+            max_perplexity=max_perplexity,
+            max_paraphrases_per_source=max_paraphrases_per_source,
+            limit=limit,
+            seed=seed,
+            on_error=on_error,
         )
-        if self._to_resume is not None:
-            self.loader.load_state_dict(self._to_resume)
-            self._to_resume = None
-        return self.loader
-
-    def state_dict(self) -> dict[str, Any]:
-        """The data position, saved by Lightning in checkpoints."""
-        return self.loader.state_dict() if self.loader is not None else {}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore the data position (applied when :meth:`train_dataloader` builds the loader).
-
-        Lightning also offers the loader's own ``state_dict`` to it, but only when
-        ``configure_optimizers`` does not read ``trainer.estimated_stepping_batches`` (Lightning
-        issue #20550); restoring through the data module works either way (for strategies that
-        restore checkpoints before setup: single device, DDP).
-        """
-        if not state_dict:
-            return
-        if self.loader is not None:
-            log.warning(
-                "the data loader was built before the checkpoint was restored (a strategy that "
-                "restores after setup): the interrupted epoch restarts from its first batch"
-            )
-            return
-        self._to_resume = dict(state_dict)
-
-    def on_before_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
-        # called once per batch that reaches the training step (prefetched batches excluded)
-        loader = self.loader
-        if loader is not None and self.trainer is not None and self.trainer.training:
-            epoch = loader.sampler.epoch
-            loader.progress[:] = [
-                epoch,
-                loader.progress[1] + 1 if loader.progress[0] == epoch else 1,
-            ]
-        return batch
+        return cls(triplets, tokenizer, max_seq_length, batch_size, seed, num_workers)

@@ -42,6 +42,7 @@ from torch import Tensor
 from paraamr.errors import ParaAMRError
 from paraamr.simcse.loss import simcse_loss
 from paraamr.sts.readers import STSB_FILE
+from paraamr.training.callbacks import PeriodicEval
 
 __all__ = [
     "POOLINGS",
@@ -51,7 +52,7 @@ __all__ = [
     "read_stsb_dev",
     "stsb_dev_spearman",
     "StsbDevEvaluator",
-    "StsDevCallback",
+    "sts_dev_callback",
     "save_sentence_transformer",
 ]
 
@@ -60,6 +61,7 @@ log = logging.getLogger(__name__)
 POOLINGS = ("cls", "mean")
 # Full GLUE STS-B dev (1,500 pairs), relative to the data directory.
 STSB_DEV = STSB_FILE  # the full GLUE STS-B dev set, relative to the data dir
+METRIC = "val/stsb_spearman"
 SentencePair = tuple[str, str, float]
 
 
@@ -115,7 +117,9 @@ class SimCSEModule(pl.LightningModule):
         self.save_hyperparameters()
         from transformers import AutoModel
 
-        self.encoder = AutoModel.from_pretrained(str(model_name_or_path))
+        from paraamr.metrics.semantic import resolve_model
+
+        self.encoder = AutoModel.from_pretrained(resolve_model(str(model_name_or_path)))
         self.encoder.train()  # from_pretrained returns eval mode; SimCSE trains with dropout on
         pooler = getattr(self.encoder, "pooler", None)
         if isinstance(pooler, torch.nn.Module):
@@ -130,10 +134,11 @@ class SimCSEModule(pl.LightningModule):
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
+            from paraamr.metrics.semantic import resolve_model
+
             hp = self.hparams
-            self._tokenizer = AutoTokenizer.from_pretrained(
-                str(hp.tokenizer_name_or_path or hp.model_name_or_path)
-            )
+            name = str(hp.tokenizer_name_or_path or hp.model_name_or_path)
+            self._tokenizer = AutoTokenizer.from_pretrained(resolve_model(name))
         return self._tokenizer
 
     @tokenizer.setter
@@ -149,6 +154,15 @@ class SimCSEModule(pl.LightningModule):
         accepted = ("input_ids", "attention_mask", "token_type_ids")
         out = self.encoder(**{k: v for k, v in features.items() if k in accepted})
         return pool(out.last_hidden_state, features["attention_mask"], self.hparams.pooling)
+
+    @property
+    def nonfinite_hint(self) -> str:
+        """What :class:`~paraamr.training.callbacks.FiniteLossGuard` suggests on a NaN loss."""
+        return (
+            f"temperature {self.hparams.temperature}: lower the learning rate (or raise "
+            "warmup_steps), check the training data for empty or garbage sentences, or use "
+            "precision 32"
+        )
 
     def _world_size(self) -> int:
         return self._trainer.world_size if self._trainer is not None else 1
@@ -166,13 +180,6 @@ class SimCSEModule(pl.LightningModule):
         z1, z2, z3 = z.unbind(1)
         loss = simcse_loss(z1, z2, z3, self.hparams.temperature, self.hparams.hard_negative_weight)
         lr = self._current_lr()
-        if not torch.isfinite(loss):
-            raise RuntimeError(
-                f"SimCSE loss is {loss.item()} at step {self.global_step} (lr {lr:.3g}, "
-                f"temperature {self.hparams.temperature}): lower the learning rate (or raise "
-                "warmup_steps), check the training data for empty or garbage sentences, or use "
-                "precision 32; stopped before any checkpoint of this step was written"
-            )
         self.log("train/loss", loss, prog_bar=True, batch_size=local_b)
         self.log("train/lr", lr, batch_size=local_b)
         # candidates per anchor = 2 x global batch: shows the negatives span all processes
@@ -307,66 +314,16 @@ class StsbDevEvaluator:
         return stsb_dev_spearman(encoder.encode, self.pairs, self.batch_size)
 
 
-class StsDevCallback(pl.Callback):
-    """Evaluate ``evaluate_fn(module)`` every ``every_n_steps`` optimizer steps (or, when
-    ``None``, at each training-epoch end, including an epoch cut short by ``max_steps``), send it
-    to the trainer's loggers as ``metric`` and put it in ``trainer.callback_metrics`` for
-    :class:`~pytorch_lightning.callbacks.ModelCheckpoint` to monitor.
-
-    The module is put in eval mode and gradients are off during the call. Every DDP process runs
-    the evaluation on the same (synchronised) weights, so all log the same value.
-
-    Args:
-        evaluate_fn: ``callable(encoder) -> float``, the encoder having ``encode(sentences,
-            batch_size=...)`` (e.g. :class:`StsbDevEvaluator`); must be picklable for
-            ``ddp_spawn``.
-        every_n_steps: evaluation interval in optimizer steps; ``None``: epoch ends only.
-        metric: the logged name.
-    """
-
-    def __init__(
-        self,
-        evaluate_fn: Callable[[Any], float],
-        every_n_steps: int | None = None,
-        metric: str = "val/stsb_spearman",
-    ) -> None:
-        if every_n_steps is not None and every_n_steps < 1:
-            raise ValueError(f"every_n_steps must be >= 1 or None, got {every_n_steps}")
-        self.evaluate_fn = evaluate_fn
-        self.every_n_steps = every_n_steps
-        self.metric = metric
-        self.history: list[tuple[int, float]] = []
-        self._last_step = -1
-
-    def _run(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        step = trainer.global_step
-        if step == self._last_step or trainer.sanity_checking:
-            return
-        self._last_step = step
-        was_training = pl_module.training
-        pl_module.eval()
-        try:
-            with torch.no_grad():
-                value = float(self.evaluate_fn(pl_module))
-        finally:
-            pl_module.train(was_training)
-        self.history.append((step, value))
-        log.info("step %d: %s = %.4f", step, self.metric, value)
-        # Not ``pl_module.log``: a value logged from a batch hook is re-sent to the loggers at
-        # every later logging step until overwritten. ModelCheckpoint reads callback_metrics.
-        trainer.callback_metrics[self.metric] = torch.tensor(value)
-        log_step = getattr(trainer.fit_loop.epoch_loop, "_batches_that_stepped", step)
-        for logger in trainer.loggers:
-            logger.log_metrics({self.metric: value}, step=log_step)
-
-    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-        n = self.every_n_steps
-        if n is not None and trainer.global_step > 0 and trainer.global_step % n == 0:
-            self._run(trainer, pl_module)
-
-    def on_train_epoch_end(self, trainer, pl_module) -> None:
-        if self.every_n_steps is None:
-            self._run(trainer, pl_module)
+def sts_dev_callback(
+    path: str | os.PathLike,
+    every_n_steps: int | None = None,
+    limit_pairs: int | None = None,
+    batch_size: int = 64,
+) -> PeriodicEval:
+    """STS-B dev Spearman every ``every_n_steps`` steps as ``val/stsb_spearman`` (the
+    ``callbacks/simcse.yaml`` config; the checkpoint callback monitors it)."""
+    pairs = read_stsb_dev(path, limit=limit_pairs)
+    return PeriodicEval(StsbDevEvaluator(pairs, batch_size), every_n_steps, METRIC)
 
 
 def save_sentence_transformer(

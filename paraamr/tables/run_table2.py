@@ -17,9 +17,9 @@ from paraamr.signature import metric_signature
 from paraamr.tables.render import TABLE2_COLUMNS, run_kind, write_table2
 from paraamr.tables.table2 import (
     common_subset,
+    corpus_dir,
     default_corpora,
     parse_corpus_specs,
-    corpus_dir,
     shard_of,
     subset_stream,
     table2_row,

@@ -83,7 +83,7 @@ def run_job(cfg) -> dict:
     suite = subsample_suite(suite, cfg.sts.max_pairs_per_set, seed=0)
     result: dict = {"corpus": cfg.corpus, "seed": int(cfg.seed)}
     if cfg.corpus == "none":
-        model_path = str(cfg.model.name_or_path)
+        model_path = str(cfg.model.model_name_or_path)
     else:
         from paraamr.simcse.train import train
 
@@ -101,13 +101,14 @@ def run_job(cfg) -> dict:
 
         encoder = SentenceTransformer(model_path, device=device)
     sts = evaluate_sts(encoder, suite, batch_size=cfg.sts.batch_size)
-    sig = sts_signature(str(cfg.model.name_or_path), suite)
+    sig = sts_signature(str(cfg.model.model_name_or_path), suite)
     if cfg.sts.max_pairs_per_set:
         sig += f"|subsample:{cfg.sts.max_pairs_per_set}-pairs-per-set,seed0"
     if cfg.corpus != "none":
         sig += (
             f"|train:{cfg.corpus},{cfg.data.format},steps:{result.get('steps')},"
-            f"bs:{cfg.batch_size},lr:{cfg.lr},pool:{cfg.pooling},T:{cfg.temperature},"
+            f"bs:{cfg.data.batch_size},lr:{cfg.model.lr},pool:{cfg.model.pooling},"
+            f"T:{cfg.model.temperature},"
             f"ppl<={cfg.data.max_perplexity}"
         )
     result.update({"model": model_path, "sts": sts, "signature": sig})
