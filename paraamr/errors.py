@@ -9,6 +9,7 @@ __all__ = [
     "TreeError",
     "ParserError",
     "DataNotFoundError",
+    "TrainingError",
 ]
 
 
@@ -39,3 +40,7 @@ class DataNotFoundError(ParaAMRError):
 
 class ConfigError(ParaAMRError, ValueError):
     """A setting is invalid; the message names the config key (``section.key``)."""
+
+
+class TrainingError(ParaAMRError, RuntimeError):
+    """Training cannot go on (a non-finite loss, no checkpoint to export)."""

@@ -21,9 +21,9 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from paraamr.corpus.errors import SkipLog
+from paraamr.corpus.errors import SkipLog, check_on_error
 from paraamr.corpus.records import SourceRecord, same_sentence
-from paraamr.errors import ParserError
+from paraamr.errors import ConfigError, ParserError
 from paraamr.metrics.aggregate import source_means
 from paraamr.metrics.lexical import (
     BLEU_VARIANTS,
@@ -61,9 +61,12 @@ class MetricConfig:
 
     def __post_init__(self) -> None:
         if self.bleu not in BLEU_VARIANTS:
-            raise ValueError(f"bleu must be one of {BLEU_VARIANTS}, got {self.bleu!r}")
+            raise ConfigError(f"metrics.bleu must be one of {BLEU_VARIANTS}, got {self.bleu!r}")
         if self.ted_variant not in VARIANTS:
-            raise ValueError(f"ted_variant must be one of {tuple(VARIANTS)}")
+            raise ConfigError(
+                f"ted.variant must be one of {tuple(VARIANTS)}, got {self.ted_variant!r}"
+            )
+        check_on_error(self.on_error)
 
 
 @dataclass

@@ -167,7 +167,7 @@ def _build_cmd(inp, out):
         "experiments/build.py",
         f"input={inp}",
         f"out_dir={out}",
-        "+experiment=gold_amr",
+        "+experiment=build_gold_amr",
         "~generator",
         "+generator._target_=paraamr.testing.fakes.ConceptGenerator",
         "lm=none",

@@ -36,7 +36,7 @@ def test_gold_graphs_tiny_generator_and_lm(tiny_dir, data_dir, tmp_path, compose
     summary = run_build(
         compose_config(
             "build",
-            "+experiment=tiny",
+            "+experiment=build_tiny",
             "stog=none",
             "input_format=penman",
             f"tiny_dir={tiny_dir}",
@@ -66,7 +66,7 @@ def test_sentences_through_the_tiny_parser(tiny_dir, tmp_path, compose_config):
     summary = run_build(
         compose_config(
             "build",
-            "+experiment=tiny",
+            "+experiment=build_tiny",
             f"tiny_dir={tiny_dir}",
             f"input={inp}",
             f"out_dir={tmp_path}/out",

@@ -112,7 +112,7 @@ def test_corpus_spec_errors():
 def test_config_groups_compose(group, option, compose_config):
     c = compose_config("table2", f"{group}={option}")
     assert c[group]
-    paper = compose_config("table2", "+experiment=paper")
+    paper = compose_config("table2", "+experiment=table2_paper")
     assert paper.similarity.name == "simcse" and paper.parser._target_.endswith("StanzaParser")
 
 

@@ -40,7 +40,8 @@ from penman.graph import CONCEPT_ROLE
 from penman.layout import POP, LayoutMarker, Pop, Push
 from penman.models.amr import model as amr_model
 
-from paraamr.errors import ParaAMRError
+from paraamr.corpus.errors import check_on_error
+from paraamr.errors import ConfigError, ParaAMRError
 
 __all__ = [
     "AMRError",
@@ -204,21 +205,24 @@ def refocus(graph: str | penman.Graph, focus: str) -> penman.Graph:
 
 
 def check_policy(policy: str, k: int | None = None) -> None:
-    """Raise ``ValueError`` for an unknown focus policy or a *k* that does not fit it.
+    """Raise :class:`~paraamr.errors.ConfigError` (a ``ValueError``) for an unknown focus policy
+    or a *k* that does not fit it.
 
     >>> check_policy("random_k", 2)
     >>> check_policy("all", 2)
     Traceback (most recent call last):
     ...
-    ValueError: k only applies to policy 'random_k', not 'all'
+    paraamr.errors.ConfigError: focus.k only applies to policy 'random_k', not 'all'
     """
     if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; expected one of {', '.join(POLICIES)}")
+        raise ConfigError(
+            f"focus.policy: unknown policy {policy!r}; expected one of {', '.join(POLICIES)}"
+        )
     if policy == "random_k":
         if k is None or isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValueError(f"policy 'random_k' needs an integer k >= 0, got {k!r}")
+            raise ConfigError(f"focus.policy 'random_k' needs an integer k >= 0, got {k!r}")
     elif k is not None:
-        raise ValueError(f"k only applies to policy 'random_k', not {policy!r}")
+        raise ConfigError(f"focus.k only applies to policy 'random_k', not {policy!r}")
 
 
 def candidate_foci(
@@ -368,7 +372,7 @@ def read_amr_file(
     Raises:
         AMRError: (``on_error="raise"``) naming the file and line of the
             malformed graph.
-        ValueError: for an unknown *on_error*.
+        ConfigError: for an unknown *on_error* (a ``ValueError``).
         OSError: if the file cannot be read.
 
     Example:
@@ -382,8 +386,7 @@ def read_amr_file(
         {'graphs': 1, 'skipped': 0}
         >>> os.remove(f.name)
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
+    check_on_error(on_error)
     if stats is None:
         stats = {}
     stats.setdefault("graphs", 0)

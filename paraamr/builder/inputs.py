@@ -20,6 +20,7 @@ from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.readers import iter_lines
+from paraamr.errors import ConfigError
 
 __all__ = ["Item", "read_sentences", "read_penman_items", "read_items", "INPUT_FORMATS"]
 
@@ -75,7 +76,7 @@ def read_sentences(
             ok = isinstance(text, str) and text.strip()
             yield Item(n, text.strip() if ok else "", error=None if ok else f"no text in {field!r}")
         else:
-            raise ValueError(f"unknown sentence input format {fmt!r}")
+            raise ConfigError(f"input_format: unknown sentence input format {fmt!r}")
 
 
 def read_penman_items(path: str | os.PathLike) -> Iterator[Item]:

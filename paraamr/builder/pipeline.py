@@ -23,6 +23,7 @@ from pathlib import Path
 
 from paraamr.builder.inputs import Item, read_items
 from paraamr.builder.postprocess import postprocess_indexed
+from paraamr.corpus.errors import check_on_error
 from paraamr.errors import ParaAMRError
 from paraamr.shards import ChunkOutput, Shard, merge_streams, run_shard
 from paraamr.utils import limited
@@ -56,8 +57,7 @@ class BuildConfig:
     def __post_init__(self) -> None:
         from paraamr.amr.refocus import check_policy
 
-        if self.on_error not in ("raise", "skip"):
-            raise ValueError("on_error must be raise or skip")
+        check_on_error(self.on_error)
         check_policy(self.focus_policy, self.focus_k)  # a bad setting is not a bad graph
 
 

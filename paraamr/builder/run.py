@@ -25,18 +25,9 @@ def _maybe(node):
 
 def make_builder(cfg: DictConfig) -> Builder:
     """Load the models once and wire the stages."""
-    bcfg = BuildConfig(
-        focus_policy=cfg.focus.policy,
-        focus_k=cfg.focus.k,
-        seed=cfg.seed,
-        lowercase=cfg.postprocess.lowercase,
-        dedupe=cfg.postprocess.dedupe,
-        drop_identical=cfg.postprocess.drop_identical,
-        keep_graphs=cfg.keep_graphs,
-        max_words=cfg.max_words,
-        chunk_size=cfg.chunk_size,
-        on_error=cfg.on_error,
-    )
+    from hydra.utils import instantiate
+
+    bcfg: BuildConfig = instantiate(cfg.settings)
     return Builder(
         generator=_maybe(cfg.generator),
         stog=_maybe(cfg.stog),

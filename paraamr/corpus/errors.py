@@ -12,12 +12,26 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 
-from paraamr.errors import CorpusFormatError
+from paraamr.errors import ConfigError, CorpusFormatError
 
-__all__ = ["SkipLog", "ON_ERROR"]
+__all__ = ["SkipLog", "ON_ERROR", "check_on_error"]
 
 log = logging.getLogger(__name__)
 ON_ERROR = ("raise", "skip")
+
+
+def check_on_error(value: str, key: str = "on_error") -> str:
+    """The one check of an ``on_error`` setting; the error names the config key.
+
+    >>> check_on_error("skip")
+    'skip'
+    >>> check_on_error("ignore", "data.on_error")
+    Traceback (most recent call last):
+    paraamr.errors.ConfigError: data.on_error must be one of ('raise', 'skip'), got 'ignore'
+    """
+    if value not in ON_ERROR:
+        raise ConfigError(f"{key} must be one of {ON_ERROR}, got {value!r}")
+    return value
 
 
 @dataclass
@@ -30,8 +44,7 @@ class SkipLog:
     max_warnings: int = 10
 
     def __post_init__(self) -> None:
-        if self.on_error not in ON_ERROR:
-            raise ValueError(f"on_error must be one of {ON_ERROR}, got {self.on_error!r}")
+        check_on_error(self.on_error)
         self.counts = Counter(self.counts)
 
     def skip(self, reason: str, path: str | None = None, line: int | None = None) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from paraamr.errors import ParserError
+from paraamr.errors import ConfigError, ParserError
 
 __all__ = ["Parsed", "ParserBackend", "parse_unique", "make_parser", "BACKENDS"]
 
@@ -70,4 +70,4 @@ def make_parser(name: str, **kwargs) -> ParserBackend:
         from paraamr.parsers.gold import GoldParser
 
         return GoldParser(**kwargs)
-    raise ValueError(f"unknown parser backend {name!r}; choose one of {BACKENDS}")
+    raise ConfigError(f"parser: unknown parser backend {name!r}; choose one of {BACKENDS}")

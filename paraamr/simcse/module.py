@@ -39,7 +39,7 @@ import pytorch_lightning as pl
 import torch
 from torch import Tensor
 
-from paraamr.errors import ParaAMRError
+from paraamr.errors import ConfigError, ParaAMRError
 from paraamr.simcse.loss import simcse_loss
 from paraamr.sts.readers import STSB_FILE
 from paraamr.training.callbacks import PeriodicEval
@@ -111,9 +111,9 @@ class SimCSEModule(pl.LightningModule):
     ) -> None:
         super().__init__()
         if pooling not in POOLINGS:
-            raise ValueError(f"unknown pooling {pooling!r}; known: {POOLINGS}")
+            raise ConfigError(f"model.pooling: unknown pooling {pooling!r}; known: {POOLINGS}")
         if not temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {temperature}")
+            raise ConfigError(f"model.temperature must be > 0, got {temperature}")
         self.save_hyperparameters()
         from transformers import AutoModel
 

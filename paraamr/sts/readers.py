@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paraamr.errors import CorpusFormatError, DataNotFoundError
+from paraamr.errors import ConfigError, CorpusFormatError, DataNotFoundError
 
 __all__ = [
     "StsSet",
@@ -367,9 +367,9 @@ def load_sts_suite(
     """
     unknown = [n for n in include if n not in (*DEFAULT_INCLUDE, STSB_DEV)]
     if unknown:
-        raise ValueError(f"unknown STS set(s) {unknown}; known: {list(DEFAULT_INCLUDE)}")
+        raise ConfigError(f"include: unknown STS set(s) {unknown}; known: {list(DEFAULT_INCLUDE)}")
     if layout not in ("senteval", "original", "hub"):
-        raise ValueError(f"layout must be senteval, original or hub, not {layout!r}")
+        raise ConfigError(f"layout must be senteval, original or hub, not {layout!r}")
     if layout == "hub":
         sets = [load_hub(n) for n in include]
         return {s.name: s for s in sets}

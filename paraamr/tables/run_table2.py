@@ -10,6 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.data import resolve_data_dir
+from paraamr.errors import DataNotFoundError
 from paraamr.paper import PAPER_TABLE2
 from paraamr.scoring import MetricConfig, score_records
 from paraamr.shards import Shard
@@ -44,26 +45,14 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
     """Score this job's shard of every corpus; returns the corpus names and a data description."""
     from hydra.utils import instantiate
 
-    from paraamr.metrics.semantic import load_encoder
 
     specs, data_label, data_description = _specs(cfg)
-    mcfg = MetricConfig(
-        bleu=cfg.metrics.bleu,
-        ted_variant=cfg.ted.variant,
-        ted_kernel=cfg.ted.kernel,
-        ted3_depth=cfg.ted.depth3,
-        similarity_batch_size=cfg.similarity.batch_size,
-        parse_batch_size=cfg.metrics.parse_batch_size,
-        chunk_size=cfg.metrics.chunk_size,
-        workers=cfg.metrics.workers,
-        on_error=cfg.on_error,
-        lowercase=cfg.metrics.lowercase,
-    )
+    mcfg: MetricConfig = instantiate(cfg.metrics)
     keys = common_subset(specs, cfg.on_error, cfg.progress)
     if len(keys) == 0:
-        raise RuntimeError("the corpora have no source sentence in common: nothing to compare")
+        raise DataNotFoundError("the corpora have no source sentence in common: nothing to compare")
     parser = instantiate(cfg.parser)
-    encoder = load_encoder(cfg.similarity.name, cfg.similarity.device)
+    encoder = instantiate(cfg.similarity)
     sig = metric_signature(
         similarity=cfg.similarity.name,
         parser_sig=parser.signature(),

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from paraamr.errors import TrainingError
+
 __all__ = ["subsample_suite", "run_job", "gather_rows", "load_results"]
 
 log = logging.getLogger(__name__)
@@ -90,7 +92,7 @@ def run_job(cfg) -> dict:
         _resolve_data_path(cfg)
         trained = train(cfg)
         if not trained.get("best_model"):
-            raise RuntimeError(f"training wrote no best model (see {out}); cannot evaluate")
+            raise TrainingError(f"training wrote no best model (see {out}); cannot evaluate")
         result.update({k: trained[k] for k in ("best_val", "steps") if k in trained})
         model_path = trained["best_model"]
     device = "cpu" if cfg.trainer.accelerator == "cpu" else None

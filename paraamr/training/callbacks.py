@@ -11,7 +11,10 @@ from typing import Any
 import pytorch_lightning as pl
 import torch
 
+from paraamr.errors import ConfigError, TrainingError
+
 __all__ = ["PeriodicEval", "FiniteLossGuard"]
+
 
 log = logging.getLogger(__name__)
 
@@ -22,8 +25,9 @@ DEFAULT_HINT = (
 
 
 class FiniteLossGuard(pl.Callback):
-    """Raise ``RuntimeError`` when the training loss is NaN or infinite, before the backward pass
-    (so before the optimizer step and before any checkpoint of that step is written).
+    """Raise :class:`~paraamr.errors.TrainingError` (a ``RuntimeError``) when the training loss
+    is NaN or infinite, before the backward pass (so before the optimizer step and before any
+    checkpoint of that step is written).
 
     The message names the step and learning rate, and adds the module's ``nonfinite_hint``
     (a string attribute) when it has one.
@@ -38,7 +42,7 @@ class FiniteLossGuard(pl.Callback):
         except (IndexError, KeyError, AttributeError, TypeError):
             lr = float("nan")
         hint = getattr(pl_module, "nonfinite_hint", "") or DEFAULT_HINT
-        raise RuntimeError(
+        raise TrainingError(
             f"{type(pl_module).__name__}: loss is {value} at step {trainer.global_step} "
             f"(lr {lr:.3g}): {hint}; stopped before any checkpoint of this step was written"
         )
@@ -68,7 +72,7 @@ class PeriodicEval(pl.Callback):
         metric: str = "val/stsb_spearman",
     ) -> None:
         if every_n_steps is not None and every_n_steps < 1:
-            raise ValueError(f"every_n_steps must be >= 1 or None, got {every_n_steps}")
+            raise ConfigError(f"every_n_steps must be >= 1 or None, got {every_n_steps}")
         self.evaluate_fn = evaluate_fn
         self.every_n_steps = every_n_steps
         self.metric = metric

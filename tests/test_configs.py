@@ -1,0 +1,139 @@
+"""Every config composes, every ``_target_`` resolves and accepts its keys, and every config that
+needs no network or GPU is instantiated for real.
+
+Options of each group are read from ``conf/<group>/*.yaml``, so a new option is tested without
+editing this file.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+from hydra.utils import get_object, instantiate
+from omegaconf import OmegaConf
+
+ROOT = Path(__file__).resolve().parents[1]
+CONF = ROOT / "conf"
+
+# entry point -> (its config groups, extra overrides a composition needs)
+ENTRY_POINTS = {
+    "table2": (("similarity", "parser", "ted"), ()),
+    "build": (("stog", "generator", "lm"), ("input=x.txt",)),
+    "simcse": (("trainer", "model", "data", "callbacks", "logger"), ()),
+    "table5": (("train_corpus",), ("data.path=x.jsonl",)),
+    "sts": ((), ()),
+}
+PRESETS = {  # experiment presets per entry point (conf/experiment/<entry>_*.yaml)
+    name: sorted(p.stem for p in (CONF / "experiment").glob(f"{name}_*.yaml"))
+    for name in ENTRY_POINTS
+}
+
+
+def _options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+def _compositions():
+    for name, (groups, extra) in ENTRY_POINTS.items():
+        yield name, extra
+        for preset in PRESETS[name]:
+            yield name, (*extra, f"+experiment={preset}")
+        for g in groups:
+            for opt in _options(g):
+                yield name, (*extra, f"{g}={opt}")
+
+
+def _targets(node, path=""):
+    """``(dotted path, node)`` of every mapping with a non-null ``_target_``."""
+    if isinstance(node, dict):
+        if node.get("_target_"):
+            yield path, node
+        for k, v in node.items():
+            yield from _targets(v, f"{path}.{k}" if path else str(k))
+
+
+def test_every_experiment_preset_belongs_to_an_entry_point():
+    every = {p.stem for p in (CONF / "experiment").glob("*.yaml")}
+    assert every == {p for ps in PRESETS.values() for p in ps}
+    assert all(PRESETS.values())  # each entry point has at least one preset
+
+
+@pytest.mark.parametrize(("name", "overrides"), list(_compositions()), ids=str)
+def test_config_composes_and_targets_bind(compose_config, name, overrides):
+    cfg = compose_config(name, *overrides)
+    plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
+    for path, node in _targets(plain):
+        target = get_object(node["_target_"])
+        kwargs = {k: v for k, v in node.items() if not k.startswith("_")}
+        try:
+            inspect.signature(target).bind_partial(**kwargs)
+        except TypeError as e:
+            pytest.fail(f"{name} {overrides}: {path} ({node['_target_']}) does not take {e}")
+
+
+def test_offline_configs_instantiate(compose_config, data_dir, tmp_path):
+    """What runs offline is built for real: parser, encoder, metric and builder settings,
+    trainer, callbacks, loggers, the SimCSE module and its data."""
+    t2 = compose_config("table2")
+    assert instantiate(t2.metrics).ted_variant == t2.ted.variant
+    assert instantiate(t2.parser).name == "spacy"
+    assert hasattr(instantiate(t2.similarity), "encode")
+    assert instantiate(compose_config("table2", "parser=gold").parser).name == "gold"
+    b = compose_config("build", "input=x.txt", "focus.policy=random_k", "focus.k=2")
+    s = instantiate(b.settings)
+    assert (s.focus_policy, s.focus_k, s.on_error) == ("random_k", 2, "skip")
+    sim = compose_config(
+        "simcse",
+        f"out_dir={tmp_path}",
+        f"data_dir={data_dir}",
+        "logger.wandb.enabled=false",
+        "data.limit=8",
+    )
+    stsb = data_dir / "glue" / "k-shot" / "STS-B" / "16-42" / "test.tsv"
+    callbacks = {
+        k: instantiate(v, **({"path": str(stsb)} if k == "sts_dev" else {}))
+        for k, v in sim.callbacks.items()
+    }
+    assert sorted(callbacks) == ["checkpoint", "finite_loss", "sts_dev"]
+    loggers = {k: instantiate(v) for k, v in sim.logger.items()}
+    assert loggers["wandb"] is None and type(loggers["csv"]).__name__ == "CSVLogger"
+    trainer = instantiate(sim.trainer, logger=False)
+    assert trainer.max_steps == sim.trainer.max_steps
+    module = instantiate(sim.model)
+    dm = instantiate(
+        sim.data, path=str(data_dir / "paraphrase" / "parabank-eval"), tokenizer=module.tokenizer
+    )
+    assert len(dm.triplets) == 8 and dm.batch_size == sim.data.batch_size
+
+
+def test_config_mistakes_name_the_key(compose_config):
+    from paraamr.errors import ConfigError
+
+    bad = compose_config("table2", "metrics.on_error=ignore")
+    with pytest.raises(Exception) as info:
+        instantiate(bad.metrics)
+    err = info.value.__cause__ or info.value
+    assert isinstance(err, ConfigError) and "on_error" in str(err)
+    bad = compose_config("build", "input=x.txt", "focus.policy=rnd")
+    with pytest.raises(Exception) as info:
+        instantiate(bad.settings)
+    err = info.value.__cause__ or info.value
+    assert isinstance(err, ConfigError) and "focus.policy" in str(err)
+
+
+@pytest.mark.parametrize(
+    ("name", "group"),
+    [
+        ("simcse", "trainer"),
+        ("simcse", "model"),
+        ("simcse", "data"),
+        ("table2", "similarity"),
+        ("table2", "parser"),
+    ],  # fmt: skip
+)
+def test_every_option_of_a_building_group_has_a_target(compose_config, name, group):
+    for opt in _options(group):
+        node = compose_config(name, f"{group}={opt}")[group]
+        assert node.get("_target_"), f"{group}/{opt} builds nothing"
