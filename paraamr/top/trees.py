@@ -117,17 +117,12 @@ class Node(NamedTuple):
         return to_string(self)
 
 
-def _check_label(tok: str, text: str, pos: int) -> str:
-    label = tok[1:]
-    prefix, name = label[:3], label[3:]
-    if prefix not in LABEL_PREFIXES or not _NAME.fullmatch(name):
-        raise TopTreeError(
-            "bad_label",
-            f"bad label {tok!r}: an opening token must be [IN:NAME or [SL:NAME",
-            text,
-            pos,
-        )
-    return label
+def _offset(text: str, i: int) -> int:
+    """Character offset of the ``i``-th whitespace-separated token of ``text``."""
+    for k, m in enumerate(_TOKEN.finditer(text)):
+        if k == i:
+            return m.start()
+    raise IndexError(i)
 
 
 def parse_tree(text: str, *, masks: bool = False, allow_empty: bool = False) -> Node:
@@ -155,49 +150,56 @@ def parse_tree(text: str, *, masks: bool = False, allow_empty: bool = False) -> 
     >>> parse_tree("[IN:A [mask] ]", masks=True).children
     ('[mask]',)
     """
-    stack: list[tuple[str, int, list]] = []  # (label, char offset, children)
+    toks = text.split()
+    if not toks:
+        raise TopTreeError("empty", "empty tree string", text)
+
+    def fail(kind: str, message: str, i: int) -> TopTreeError:
+        # character offsets are computed only when something is wrong
+        return TopTreeError(kind, message, text, _offset(text, i))
+
+    stack: list[tuple[str, int, list]] = []  # (label, token index, children)
     root: Node | None = None
-    seen_any = False
-    for m in _TOKEN.finditer(text):
-        tok, pos = m.group(), m.start()
-        seen_any = True
+    for i, tok in enumerate(toks):
         if tok == "]":
             if not stack:
-                raise TopTreeError("unbalanced", "']' closes nothing", text, pos)
+                raise fail("unbalanced", "']' closes nothing", i)
             label, opened, children = stack.pop()
             if not children and not allow_empty:
-                raise TopTreeError("empty_span", f"[{label} has no children", text, opened)
+                raise fail("empty_span", f"[{label} has no children", opened)
             node = Node(label, tuple(children))
             if stack:
                 stack[-1][2].append(node)
             else:
                 root = node
         elif root is not None:
-            raise TopTreeError(
-                "outside_root", f"token {tok!r} after the root node is closed", text, pos
-            )
+            raise fail("outside_root", f"token {tok!r} after the root node is closed", i)
         elif masks and tok == MASK:
             if not stack:
-                raise TopTreeError("outside_root", f"{tok!r} outside the root node", text, pos)
+                raise fail("outside_root", f"{tok!r} outside the root node", i)
             stack[-1][2].append(tok)
-        elif tok.startswith("["):
-            stack.append((_check_label(tok, text, pos), pos, []))
+        elif tok[0] == "[":
+            label = tok[1:]
+            if label[:3] not in LABEL_PREFIXES or not _NAME.fullmatch(label, 3):
+                raise fail(
+                    "bad_label",
+                    f"bad label {tok!r}: an opening token must be [IN:NAME or [SL:NAME",
+                    i,
+                )
+            stack.append((label, i, []))
         elif "[" in tok or "]" in tok:
-            raise TopTreeError(
+            raise fail(
                 "bracket_in_word",
                 f"word {tok!r} contains a bracket (brackets must be separate tokens)",
-                text,
-                pos,
+                i,
             )
+        elif not stack:
+            raise fail("outside_root", f"word {tok!r} outside the root node", i)
         else:
-            if not stack:
-                raise TopTreeError("outside_root", f"word {tok!r} outside the root node", text, pos)
             stack[-1][2].append(tok)
-    if not seen_any:
-        raise TopTreeError("empty", "empty tree string", text)
     if stack:
         label, opened, _ = stack[-1]
-        raise TopTreeError("unbalanced", f"[{label} is never closed", text, opened)
+        raise fail("unbalanced", f"[{label} is never closed", opened)
     assert root is not None
     return root
 
