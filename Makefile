@@ -93,3 +93,10 @@ bench-build: setup ## per-stage sentences/s, batched vs one per call, real archi
 
 clean: ## remove results and caches
 	rm -rf results outputs multirun .pytest_cache .ruff_cache
+
+TOP_DATA ?= $(or $(PARAAMR_DATA),../shared/data)
+TOP_TRAIN ?= $(TOP_DATA)/top-v1-train-clean/train.clean.seq
+TOP_TEST ?= $(TOP_DATA)/top-v1-train-clean/test.clean.seq
+.PHONY: top-stats
+top-stats: setup ## TOP template statistics of TOP_TRAIN, buckets of TOP_TEST; plot + JSON in results/top
+	$(PY) -m paraamr.top stats --train $(TOP_TRAIN) $(foreach t,$(TOP_TEST),--test $(t)) --out $(or $(OUT),results/top) $(ARGS)
