@@ -10,6 +10,7 @@ __all__ = [
     "ParserError",
     "DataNotFoundError",
     "TrainingError",
+    "AMRError",
 ]
 
 
@@ -44,3 +45,23 @@ class ConfigError(ParaAMRError, ValueError):
 
 class TrainingError(ParaAMRError, RuntimeError):
     """Training cannot go on (a non-finite loss, no checkpoint to export)."""
+
+
+class AMRError(ParaAMRError):
+    """
+    An AMR graph cannot be read, re-focused or laid out.
+
+    Args:
+        message: what went wrong
+        path: the file the graph comes from, if any
+        line: the 1-based line number in *path*, if any
+
+    Example:
+        >>> str(AMRError("unbalanced parentheses", path="x.txt", line=7))
+        'x.txt:7: unbalanced parentheses'
+    """
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        self.path, self.line, self.reason = path, line, message
+        where = f"{path}:{line}: " if path is not None and line is not None else ""
+        super().__init__(f"{where}{message}")

@@ -1,5 +1,11 @@
 """sacrebleu-style signatures: every reported number says exactly how it was computed.
 
+One type for every stage: :class:`Signature`, a ``str`` of ``key:value`` fields joined by ``|``
+(so it prints, compares and serialises as the line itself) whose :attr:`~Signature.fields` parse
+it back. Metrics (:func:`metric_signature`), the corpus builder
+(:func:`paraamr.builder.pipeline.Builder.signature`), STS (:func:`paraamr.sts.sts_signature`)
+and training runs (Table 5 jobs) all produce one.
+
 >>> s = metric_signature(similarity="minilm", parser_sig="gold(...)", bleu="nltk-sentence",
 ...                      ted_variant="paraamr", ted_kernel="edist", ted3_depth=3, data="x")
 >>> s.split("|")[:3]
@@ -10,7 +16,7 @@ from __future__ import annotations
 
 from importlib import metadata
 
-__all__ = ["metric_signature", "package_versions"]
+__all__ = ["Signature", "metric_signature", "package_versions"]
 
 _PACKAGES = (
     "torch",
@@ -22,6 +28,37 @@ _PACKAGES = (
     "edist",
     "zss",
 )
+
+
+class Signature(str):
+    """A signature line; ``Signature.build(("a", 1), ("b", "x"))`` renders ``a:1|b:x``.
+
+    >>> s = Signature.build(("paraamr", "0.1.0"), ("model", "minilm"))
+    >>> s, s.fields["model"]
+    ('paraamr:0.1.0|model:minilm', 'minilm')
+    >>> s.with_fields(model="simcse", train="msrp")
+    'paraamr:0.1.0|model:simcse|train:msrp'
+    >>> Signature("a:1|b:x:y").fields
+    {'a': '1', 'b': 'x:y'}
+    """
+
+    @classmethod
+    def build(cls, *fields: tuple[str, object]) -> Signature:
+        for k, _ in fields:
+            if ":" in k or "|" in k:
+                raise ValueError(f"signature keys cannot hold ':' or '|': {k!r}")
+        return cls("|".join(f"{k}:{v}" for k, v in fields))
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """``{key: value}`` in order (a value may itself contain ``:``)."""
+        return dict(part.split(":", 1) for part in self.split("|") if part)
+
+    def with_fields(self, **fields: object) -> Signature:
+        """A copy with ``fields`` replaced where present and appended otherwise."""
+        merged: dict[str, object] = dict(self.fields)
+        merged.update(fields)
+        return Signature.build(*merged.items())
 
 
 def _version(pkg: str) -> str:
@@ -45,7 +82,7 @@ def metric_signature(
     ted3_depth: int,
     data: str,
     lowercase: bool = False,
-) -> str:
+) -> Signature:
     """One line naming metric variants, model, parser, tokenization, data and versions."""
     v = package_versions()
     case = "lower" if lowercase else "as-written"
@@ -65,4 +102,4 @@ def metric_signature(
         f"parser:{parser_sig}",
         "versions:" + ",".join(f"{k}-{v[k]}" for k in _PACKAGES),
     ]
-    return "|".join(parts)
+    return Signature("|".join(parts))

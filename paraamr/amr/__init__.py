@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from paraamr.amr.refocus import (
-    POLICIES,
-    AMRError,
-    candidate_foci,
-    check_policy,
-    linearize,
-    read_amr_file,
-    refocus,
-)
+from paraamr.amr.io import PenmanBlock, read_amr_file, read_penman_blocks
+from paraamr.amr.refocus import POLICIES, candidate_foci, check_policy, linearize, refocus
+from paraamr.errors import AMRError
 
 __all__ = [
     "AMRError",
@@ -18,6 +12,8 @@ __all__ = [
     "candidate_foci",
     "check_policy",
     "linearize",
+    "PenmanBlock",
     "read_amr_file",
+    "read_penman_blocks",
     "refocus",
 ]

@@ -30,9 +30,6 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Iterator
-from os import PathLike
-from pathlib import Path
 
 import penman
 from penman.exceptions import PenmanError
@@ -40,8 +37,7 @@ from penman.graph import CONCEPT_ROLE
 from penman.layout import POP, LayoutMarker, Pop, Push
 from penman.models.amr import model as amr_model
 
-from paraamr.corpus.errors import check_on_error
-from paraamr.errors import ConfigError, ParaAMRError
+from paraamr.errors import AMRError, ConfigError
 
 __all__ = [
     "AMRError",
@@ -49,7 +45,6 @@ __all__ = [
     "refocus",
     "candidate_foci",
     "linearize",
-    "read_amr_file",
 ]
 
 logger = logging.getLogger(__name__)
@@ -58,26 +53,6 @@ logger = logging.getLogger(__name__)
 POLICIES = ("all", "no_incoming", "random_k")
 
 _Triple = tuple[str, str, "str | None"]
-
-
-class AMRError(ParaAMRError):
-    """
-    An AMR graph cannot be read, re-focused or laid out.
-
-    Args:
-        message: what went wrong
-        path: the file the graph comes from, if any
-        line: the 1-based line number in *path*, if any
-
-    Example:
-        >>> str(AMRError("unbalanced parentheses", path="x.txt", line=7))
-        'x.txt:7: unbalanced parentheses'
-    """
-
-    def __init__(self, message: str, path: str | None = None, line: int | None = None):
-        self.path, self.line, self.reason = path, line, message
-        where = f"{path}:{line}: " if path is not None and line is not None else ""
-        super().__init__(f"{where}{message}")
 
 
 # Public API ##################################################################
@@ -137,7 +112,7 @@ def refocus(graph: str | penman.Graph, focus: str) -> penman.Graph:
         >>> refocus(g, 'x')
         Traceback (most recent call last):
         ...
-        paraamr.amr.refocus.AMRError: focus 'x' is not a variable of the graph (a, b, c, s)
+        paraamr.errors.AMRError: focus 'x' is not a variable of the graph (a, b, c, s)
     """
     g = _as_graph(graph)
     variables = g.variables()
@@ -337,81 +312,6 @@ def linearize(graph: str | penman.Graph, *, indent: int | None = None) -> str:
         raise AMRError(f"cannot lay out graph from {g.top!r}: {exc}") from exc
 
 
-def read_amr_file(
-    path: str | PathLike[str],
-    on_error: str = "raise",
-    stats: dict[str, int] | None = None,
-) -> Iterator[tuple[int, penman.Graph]]:
-    """
-    Yield ``(line, graph)`` for each AMR graph of a PENMAN file.
-
-    The file holds blocks separated by blank lines (lines of only
-    whitespace); a block is comment lines (``# ::snt ...`` metadata,
-    kept in ``graph.metadata``) followed by one PENMAN graph. Blocks of
-    comments only (file headers) are passed over. *line* is the 1-based
-    line number where the graph starts, i.e. its first non-comment line
-    (the opening parenthesis). Graphs are decoded with penman's AMR
-    model.
-
-    A block is malformed when penman cannot decode it, when its
-    parentheses do not balance, or when text follows the graph's
-    closing parenthesis (e.g. a second graph without a blank line
-    before it, which penman would silently drop).
-
-    Args:
-        path: the file, read as UTF-8
-        on_error: ``"raise"`` to raise :class:`AMRError` at the first
-            malformed graph, ``"skip"`` to log a warning and go on
-        stats: if given, a dict updated in place while reading: the
-            numbers of graphs yielded and of malformed graphs skipped
-            are added to its ``"graphs"`` and ``"skipped"`` keys
-            (created as 0 if missing), so one dict can total several
-            files
-    Yields:
-        ``(line, graph)`` pairs in file order.
-    Raises:
-        AMRError: (``on_error="raise"``) naming the file and line of the
-            malformed graph.
-        ConfigError: for an unknown *on_error* (a ``ValueError``).
-        OSError: if the file cannot be read.
-
-    Example:
-        >>> import tempfile, os
-        >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        ...     _ = f.write("# header\\n\\n# ::snt Dogs bark.\\n(b / bark-01 :ARG0 (d / dog))\\n")
-        >>> counts = {}
-        >>> [(line, g.top, g.metadata["snt"]) for line, g in read_amr_file(f.name, stats=counts)]
-        [(4, 'b', 'Dogs bark.')]
-        >>> counts
-        {'graphs': 1, 'skipped': 0}
-        >>> os.remove(f.name)
-    """
-    check_on_error(on_error)
-    if stats is None:
-        stats = {}
-    stats.setdefault("graphs", 0)
-    stats.setdefault("skipped", 0)
-    name = str(path)
-
-    for block_line, block in _blocks(Path(path)):
-        graph_offset = next(
-            (j for j, text in enumerate(block) if not text.lstrip().startswith("#")), None
-        )
-        if graph_offset is None:
-            continue  # comments only
-        line = block_line + graph_offset
-        try:
-            g = _decode_block(block, graph_offset, name, block_line)
-        except AMRError as exc:
-            if on_error == "raise":
-                raise
-            stats["skipped"] += 1
-            logger.warning("skipping malformed AMR graph: %s", exc)
-            continue
-        stats["graphs"] += 1
-        yield line, g
-
-
 # Helpers #####################################################################
 
 
@@ -581,75 +481,3 @@ def _layout_is_tree(g: penman.Graph) -> bool:
                 else:
                     stack.pop()
     return defined == variables
-
-
-def _blocks(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """Yield (1-based first line, lines) for each run of non-blank lines."""
-    start = 0
-    block: list[str] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, text in enumerate(fh, start=1):
-            text = text.rstrip("\r\n")
-            if text.strip():
-                if not block:
-                    start = lineno
-                block.append(text)
-            elif block:
-                yield start, block
-                block = []
-    if block:
-        yield start, block
-
-
-def _decode_block(block: list[str], graph_offset: int, name: str, block_line: int) -> penman.Graph:
-    graph_line = block_line + graph_offset
-    end = _graph_end(block, graph_offset)
-    if end is None:
-        raise AMRError("unbalanced parentheses: the graph is not closed", name, graph_line)
-    j, col = end
-    tail = [block[j][col:], *block[j + 1 :]]
-    extra = next((n for n, text in enumerate(tail) if text.strip()), None)
-    if extra is not None:
-        text = tail[extra].strip()
-        raise AMRError(
-            f"unexpected text after the graph: {text[:40]!r}", name, block_line + j + extra
-        )
-    try:
-        g = penman.decode("\n".join(block), model=amr_model)
-    except PenmanError as exc:
-        lineno = getattr(exc, "lineno", None)
-        line = block_line + lineno - 1 if lineno else graph_line
-        raise AMRError(
-            f"cannot decode AMR graph starting at line {graph_line}: {_one_line(exc)}", name, line
-        ) from exc
-    if g.top is None:
-        raise AMRError("empty AMR graph", name, graph_line)
-    return g
-
-
-def _graph_end(block: list[str], first: int) -> tuple[int, int] | None:
-    """(line offset, column) just after the parenthesis that closes the first graph."""
-    depth = 0
-    in_string = False
-    for j in range(first, len(block)):
-        text = block[j]
-        if not in_string and text.lstrip().startswith("#"):
-            continue
-        escaped = False
-        for col, ch in enumerate(text):
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-                if depth <= 0:
-                    return j, col + 1
-    return None

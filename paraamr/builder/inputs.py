@@ -80,40 +80,18 @@ def read_sentences(
 
 
 def read_penman_items(path: str | os.PathLike) -> Iterator[Item]:
-    """Graphs of a PENMAN file (blank-line separated, ``# ::snt`` metadata), each an item whose
-    line is the first line of its block. A block that does not decode, or has no ``::snt``, is
-    an item with ``error`` set (rejected with the reason, never dropped silently). Blocks of
-    comments only (file headers) are not graphs and are ignored."""
-    import penman
-    from penman.models.amr import model as amr_model
+    """Graphs of a PENMAN file (:func:`paraamr.amr.io.read_penman_blocks`), each an item whose
+    line is the first line of its block. A malformed block, or one without ``::snt``, is an item
+    with ``error`` set (rejected with the reason, never dropped silently). Blocks of comments only
+    (file headers) are not graphs and are ignored."""
+    from paraamr.amr.io import read_penman_blocks
 
-    skips = SkipLog("skip")
-    block: list[str] = []
-    start = 0
-
-    def flush() -> Iterator[Item]:
-        if not any(ln.strip() and not ln.lstrip().startswith("#") for ln in block):
-            return
-        text = "\n".join(block)
-        try:
-            g = penman.decode(text, model=amr_model)
-        except Exception as e:  # penman raises DecodeError and, for odd input, others
-            yield Item(start, "", error=f"malformed PENMAN graph: {type(e).__name__}: {e}")
-            return
-        snt = " ".join(g.metadata.get("snt", "").split())
-        yield Item(start, snt, graph=text, error=None if snt else "graph without ::snt metadata")
-
-    for n, line in iter_lines(path, skips):
-        if line.strip():
-            if not block:
-                start = n
-            block.append(line)
-        else:
-            yield from flush()
-            block = []
-    yield from flush()
-    if skips.total:
-        yield Item(0, "", error=f"{skips.total} undecodable line(s) in {path}")
+    for b in read_penman_blocks(path):
+        if b.error is not None:
+            yield Item(b.line, "", error=f"malformed PENMAN graph: {b.error.reason}")
+            continue
+        snt = " ".join(b.graph.metadata.get("snt", "").split())
+        yield Item(b.line, snt, graph=b.text, error=None if snt else "graph without ::snt metadata")
 
 
 def read_items(path: str | os.PathLike, fmt: str | None = None, **kw) -> Iterator[Item]:

@@ -26,6 +26,7 @@ from paraamr.builder.postprocess import postprocess_indexed
 from paraamr.corpus.errors import check_on_error
 from paraamr.errors import ParaAMRError
 from paraamr.shards import ChunkOutput, Shard, merge_streams, run_shard
+from paraamr.signature import Signature, package_versions
 from paraamr.utils import limited
 
 STREAMS = ("records", "rejects")
@@ -93,14 +94,22 @@ class Builder:
                 out[stage] = f"{self.timings[stage] / t:.1f}/s"
         return out
 
-    def signature(self) -> dict:
-        sig = lambda m: m.signature() if m is not None else None  # noqa: E731
-        return {
-            "stog": sig(self.stog) or "gold-graphs",
-            "generator": sig(self.generator),
-            "lm": sig(self.lm),
-            "config": self.cfg.__dict__,
-        }
+    def signature(self) -> Signature:
+        """The models and settings that made the output (recorded in every shard).
+
+        >>> from paraamr.testing.fakes import ConceptGenerator
+        >>> Builder(ConceptGenerator()).signature().fields["stog"]
+        'gold-graphs'
+        """
+        sig = lambda m: m.signature() if m is not None else "none"  # noqa: E731
+        config = ",".join(f"{k}={v}" for k, v in sorted(self.cfg.__dict__.items()))
+        return Signature.build(
+            ("paraamr", package_versions()["paraamr"]),
+            ("stog", sig(self.stog) if self.stog is not None else "gold-graphs"),
+            ("generator", sig(self.generator)),
+            ("lm", sig(self.lm)),
+            ("config", config),
+        )
 
     def _reject(self, rejects: list, item: Item, stage: str, reason: str) -> None:
         if self.cfg.on_error == "raise":

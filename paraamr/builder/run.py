@@ -11,6 +11,7 @@ from omegaconf import DictConfig
 
 from paraamr.builder.pipeline import BuildConfig, Builder, build_shard, merge_build
 from paraamr.shards import Shard
+from paraamr.signature import Signature
 
 __all__ = ["make_builder", "run_build", "finish_build"]
 
@@ -46,10 +47,11 @@ def finish_build(out_dir: str, num_shards: int) -> dict:
     with open(out / "corpus.jsonl", encoding="utf-8") as fh:
         stats = table1_stats(json.loads(line) for line in fh)
     prog = json.loads((out / f"{Shard(0, num_shards).name}.progress.json").read_text())
-    sig = prog["settings"]["builder"]
+    sig = Signature(prog["settings"]["builder"])
     summary = {"table1": stats, "counts": totals, "signature": sig}
     (out / "build_summary.json").write_text(json.dumps(summary, indent=2))
-    note = f"stog={sig['stog']}, generator={sig['generator']}, lm={sig['lm']}"
+    f = sig.fields
+    note = f"stog={f['stog']}, generator={f['generator']}, lm={f['lm']}"
     (out / "table1.md").write_text(render_table1("ours", stats, note))
     print((out / "table1.md").read_text())
     print(f"counts: {totals}")

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from paraamr.signature import Signature, package_versions
 from paraamr.sts.readers import SICKR, STS_YEARS, StsSet
 
 __all__ = [
@@ -162,7 +163,7 @@ def _data_label(suite: Mapping[str, StsSet]) -> str:
     return ";".join(f"{layout}={'+'.join(names)}" for layout, names in parts.items())
 
 
-def sts_signature(model_name: str, suite: Mapping[str, StsSet]) -> str:
+def sts_signature(model_name: str, suite: Mapping[str, StsSet]) -> Signature:
     """sacrebleu-style line naming the model, data layout/sets and metric.
 
     >>> from paraamr.sts.readers import StsSet
@@ -170,21 +171,17 @@ def sts_signature(model_name: str, suite: Mapping[str, StsSet]) -> str:
     >>> sts_signature("minilm", {"STS12": s}).split("|")[1:4]
     ['model:minilm', 'data:senteval=STS12', 'metric:spearman-all-setting,cosine,x100']
     """
-    from paraamr.signature import package_versions
-
     v = package_versions()
     versions = ",".join(
         f"{k}-{v[k]}" for k in ("torch", "transformers", "sentence-transformers") if k in v
     )
-    return "|".join(
-        [
-            f"paraamr:{v.get('paraamr', 'none')}",
-            f"model:{model_name}",
-            f"data:{_data_label(suite)}",
-            "metric:" + METRIC.replace(", ", ",") + ",x100",
-            "ws:split-join",
-            f"versions:{versions}",
-        ]
+    return Signature.build(
+        ("paraamr", v.get("paraamr", "none")),
+        ("model", model_name),
+        ("data", _data_label(suite)),
+        ("metric", METRIC.replace(", ", ",") + ",x100"),
+        ("ws", "split-join"),
+        ("versions", versions),
     )
 
 

@@ -45,7 +45,6 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
     """Score this job's shard of every corpus; returns the corpus names and a data description."""
     from hydra.utils import instantiate
 
-
     specs, data_label, data_description = _specs(cfg)
     mcfg: MetricConfig = instantiate(cfg.metrics)
     keys = common_subset(specs, cfg.on_error, cfg.progress)

@@ -105,13 +105,16 @@ def run_job(cfg) -> dict:
     sts = evaluate_sts(encoder, suite, batch_size=cfg.sts.batch_size)
     sig = sts_signature(str(cfg.model.model_name_or_path), suite)
     if cfg.sts.max_pairs_per_set:
-        sig += f"|subsample:{cfg.sts.max_pairs_per_set}-pairs-per-set,seed0"
+        sig = sig.with_fields(subsample=f"{cfg.sts.max_pairs_per_set}-pairs-per-set,seed0")
     if cfg.corpus != "none":
-        sig += (
-            f"|train:{cfg.corpus},{cfg.data.format},steps:{result.get('steps')},"
-            f"bs:{cfg.data.batch_size},lr:{cfg.model.lr},pool:{cfg.model.pooling},"
-            f"T:{cfg.model.temperature},"
-            f"ppl<={cfg.data.max_perplexity}"
+        sig = sig.with_fields(
+            train=f"{cfg.corpus},{cfg.data.format}",
+            steps=result.get("steps"),
+            bs=cfg.data.batch_size,
+            lr=cfg.model.lr,
+            pool=cfg.model.pooling,
+            T=cfg.model.temperature,
+            ppl=f"<={cfg.data.max_perplexity}",
         )
     result.update({"model": model_path, "sts": sts, "signature": sig})
     (out / "results.json").write_text(json.dumps(result, indent=2))
