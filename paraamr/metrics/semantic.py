@@ -120,27 +120,47 @@ def _cuda() -> bool:
 
 
 def embed_unique(
-    sentences: Sequence[str], model, batch_size: int = 128, progress: bool = False
+    sentences: Sequence[str],
+    model,
+    batch_size: int = 128,
+    progress: bool = False,
+    dtype: type = np.float32,
 ) -> tuple[dict[str, int], np.ndarray]:
-    """Embed each distinct sentence once (L2-normalised); returns (index of sentence, matrix)."""
+    """Embed each distinct sentence once (one ``encode`` call) and L2-normalise in ``dtype``
+    (zero vectors stay zero, so their cosine is 0); returns (row of each sentence, matrix).
+
+    The one embedding path of the suite: Table 2 similarity, STS evaluation and SimCSE's STS-B
+    dev score all use it. ``model`` is anything with ``encode(sentences, batch_size=...)``
+    returning an ``(N, D)`` array (sentence-transformers, :class:`PoolerOutputEncoder`,
+    :class:`~paraamr.simcse.module.SimCSEModule`).
+
+    >>> class Fake:
+    ...     def encode(self, xs, batch_size=128):
+    ...         return np.array([[3.0, 4.0] if x == "a" else [0.0, 0.0] for x in xs])
+    >>> index, emb = embed_unique(["a", "b", "a"], Fake())
+    >>> index, emb.tolist()
+    ({'a': 0, 'b': 1}, [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]])
+    """
     index: dict[str, int] = {}
     for s in sentences:
         index.setdefault(s, len(index))
-    uniq = list(index)
-    emb = model.encode(
-        uniq,
-        batch_size=batch_size,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=progress,
-    )
-    return index, np.asarray(emb, dtype=np.float32)
+    if not index:
+        return index, np.zeros((0, 1), dtype=dtype)
+    kwargs = {"show_progress_bar": True} if progress else {}
+    emb = np.asarray(model.encode(list(index), batch_size=batch_size, **kwargs), dtype=dtype)
+    norm = np.linalg.norm(emb, axis=1, keepdims=True)
+    return index, emb / np.where(norm > 0, norm, 1.0).astype(dtype)
 
 
 def cosine_pairs(
-    pairs: Sequence[tuple[str, str]], model, batch_size: int = 128, progress: bool = False
+    pairs: Sequence[tuple[str, str]],
+    model,
+    batch_size: int = 128,
+    progress: bool = False,
+    dtype: type = np.float32,
 ) -> np.ndarray:
-    """Cosine similarity of each (a, b) pair, each distinct sentence embedded once.
+    """Cosine similarity of each (a, b) pair, each distinct sentence embedded once
+    (:func:`embed_unique`).
 
     >>> import numpy as np
     >>> class Fake:  # any object with sentence-transformers' ``encode``
@@ -150,8 +170,8 @@ def cosine_pairs(
     [1.0, 0.0]
     """
     if not pairs:
-        return np.zeros(0, dtype=np.float32)
-    index, emb = embed_unique([s for p in pairs for s in p], model, batch_size, progress)
+        return np.zeros(0, dtype=dtype)
+    index, emb = embed_unique([s for p in pairs for s in p], model, batch_size, progress, dtype)
     ia = np.fromiter((index[a] for a, _ in pairs), dtype=np.int64)
     ib = np.fromiter((index[b] for _, b in pairs), dtype=np.int64)
     return np.einsum("ij,ij->i", emb[ia], emb[ib])

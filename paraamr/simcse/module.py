@@ -281,19 +281,16 @@ def stsb_dev_spearman(
         pairs: ``(sentence1, sentence2, gold score)`` triples.
         batch_size: passed to ``encode``.
     """
+    from types import SimpleNamespace
+
     from scipy.stats import spearmanr
+
+    from paraamr.metrics.semantic import cosine_pairs
 
     if len(pairs) < 2:
         raise ValueError("Spearman needs at least 2 pairs")
-    index: dict[str, int] = {}
-    for a, b, _ in pairs:
-        index.setdefault(a, len(index))
-        index.setdefault(b, len(index))
-    emb = np.asarray(encode(list(index), batch_size=batch_size), dtype=np.float64)
-    emb /= np.clip(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12, None)
-    ia = [index[a] for a, _, _ in pairs]
-    ib = [index[b] for _, b, _ in pairs]
-    cos = np.einsum("ij,ij->i", emb[ia], emb[ib])
+    model = SimpleNamespace(encode=encode)
+    cos = cosine_pairs([(a, b) for a, b, _ in pairs], model, batch_size, dtype=np.float64)
     gold = np.array([s for _, _, s in pairs], dtype=np.float64)
     return float(spearmanr(cos, gold).statistic)
 

@@ -64,21 +64,6 @@ def correlations(sims: np.ndarray, gold: np.ndarray) -> dict[str, float | int]:
     return {"pearson": p, "spearman": s, "n": n}
 
 
-def _encode_unique(model, sentences: Sequence[str], batch_size: int) -> np.ndarray:
-    """Embed (one ``encode`` call) and L2-normalise; zero vectors stay zero (cosine 0)."""
-    if not sentences:
-        return np.zeros((0, 1))
-    emb = model.encode(
-        list(sentences),
-        batch_size=batch_size,
-        convert_to_numpy=True,
-        normalize_embeddings=True,
-    )
-    emb = np.asarray(emb, dtype=np.float64)  # float64 cosines: ties do not hinge on rounding
-    norm = np.linalg.norm(emb, axis=1, keepdims=True)
-    return emb / np.where(norm > 0, norm, 1.0)
-
-
 def _mean(entries: Sequence[Mapping[str, float]], tasks: Sequence[str]) -> dict:
     return {
         "pearson": float(np.mean([e["pearson"] for e in entries])),
@@ -114,12 +99,12 @@ def evaluate_sts(model, suite: Mapping[str, StsSet], batch_size: int = 128) -> d
     >>> r["years"]["STS12"]["spearman"], r["avg"]["tasks"], "avg_7" in r
     (100.0, ['STS12'], False)
     """
-    index: dict[str, int] = {}
-    for sset in suite.values():
-        for s in sset.sentences():
-            index.setdefault(s, len(index))
+    from paraamr.metrics.semantic import embed_unique
+
+    sentences = (s for sset in suite.values() for s in sset.sentences())
     t0 = time.perf_counter()
-    emb = _encode_unique(model, list(index), batch_size)
+    # float64 cosines: ties do not hinge on rounding
+    index, emb = embed_unique(list(sentences), model, batch_size, dtype=np.float64)
     log.info("encoded %d distinct sentences in %.1fs", len(index), time.perf_counter() - t0)
 
     years: dict[str, dict] = {}
