@@ -7,125 +7,11 @@ per-year STS by corpus, and a W&B run holding the table.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 from pathlib import Path
 
-from paraamr.paper import PAPER_TABLE5
-from paraamr.tables.table5 import gather_rows, load_results
-from paraamr.tracking import log_table, wandb_run
-
-
-def write_tables(rows: list[dict], out: Path, note: str) -> dict[str, Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {k: out / f"table5.{k}" for k in ("md", "csv", "json")}
-    years = list(rows[0]["per_year"]) if rows else []
-    md = [
-        f"# Table 5: {note}",
-        "",
-        "Average STS12-16 Pearson / Spearman ×100 of SimCSE trained on each corpus "
-        "(mean ± std over seeds; SentEval 'all' setting, cosine).",
-        "",
-        "| dataset | source | seeds | Pearson | Spearman | "
-        + " | ".join(f"{y} ρ" for y in years)
-        + " |",
-        "|---|---|---|---|---|" + "---|" * len(years),
-    ]
-    for r in rows:
-        per = " | ".join(f"{r['per_year'][y]['spearman_mean']:.2f}" for y in years)
-        md.append(
-            f"| {r['dataset']} | ours ({note}) | {r['n_seeds']} | "
-            f"{r['pearson_mean']:.2f} ± {r['pearson_std']:.2f} | "
-            f"{r['spearman_mean']:.2f} ± {r['spearman_std']:.2f} | {per} |"
-        )
-    for name, (p, s) in PAPER_TABLE5.items():
-        md.append(
-            f"| {name} | paper (bert-base-uncased, 5 seeds) | 5 | {p:.2f} | {s:.2f} | "
-            + " | ".join("–" for _ in years)
-            + " |"
-        )
-    md += ["", "Signatures:", ""] + [f"- {r['dataset']}: `{r['signature']}`" for r in rows]
-    if "offline" in note:
-        md += [
-            "",
-            "Offline analogue: another encoder, other corpora and a small step budget; "
-            "compare rows with each other, not with the paper's absolute values.",
-        ]
-    paths["md"].write_text("\n".join(md) + "\n", encoding="utf-8")
-    with open(paths["csv"], "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(
-            [
-                "source",
-                "dataset",
-                "n_seeds",
-                "pearson_mean",
-                "pearson_std",
-                "spearman_mean",
-                "spearman_std",
-                *(f"{y}_spearman_mean" for y in years),
-            ]
-        )
-        for r in rows:
-            w.writerow(
-                [
-                    "ours",
-                    r["dataset"],
-                    r["n_seeds"],
-                    r["pearson_mean"],
-                    r["pearson_std"],
-                    r["spearman_mean"],
-                    r["spearman_std"],
-                    *(r["per_year"][y]["spearman_mean"] for y in years),
-                ]
-            )
-        for name, (p, s) in PAPER_TABLE5.items():
-            w.writerow(["paper", name, 5, p, None, s, None])
-    paths["json"].write_text(
-        json.dumps(
-            {
-                "rows": rows,
-                "paper": [
-                    {"dataset": k, "pearson_mean": p, "spearman_mean": s}
-                    for k, (p, s) in PAPER_TABLE5.items()
-                ],
-                "note": note,
-            },
-            indent=2,
-        ),
-        encoding="utf-8",
-    )
-    return paths
-
-
-def plot_per_year(rows: list[dict], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    years = list(rows[0]["per_year"])
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    width = 0.8 / max(1, len(rows))
-    for i, r in enumerate(rows):
-        xs = [j + i * width for j in range(len(years))]
-        ax.bar(
-            xs,
-            [r["per_year"][y]["spearman_mean"] for y in years],
-            width,
-            yerr=[r["per_year"][y]["spearman_std"] for y in years],
-            label=r["dataset"],
-        )
-    ax.set_xticks([j + width * (len(rows) - 1) / 2 for j in range(len(years))], years)
-    ax.set_ylabel("Spearman ×100")
-    lo = min(r["per_year"][y]["spearman_mean"] for r in rows for y in years)
-    ax.set_ylim(max(0, lo - 10), 100)
-    ax.legend(fontsize=8, ncol=len(rows))
-    ax.set_title("STS by year, SimCSE trained on each corpus (mean ± std over seeds)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+from paraamr.tables.render import write_table
+from paraamr.tables.sweep import load_results, log_to_wandb, plot_grouped
+from paraamr.tables.table5 import gather_rows, table5_layout
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -139,40 +25,21 @@ def main(argv: list[str] | None = None) -> dict:
     if not results:
         raise SystemExit(f"no results.json under {a.runs}: run the sweep first (make table5)")
     rows = gather_rows(results)
+    years = list(rows[0]["per_year"])
+    layout = table5_layout(years, a.note)
     out = Path(a.out)
-    paths = write_tables(rows, out, a.note)
-    plot = plot_per_year(rows, out / "table5_per_year.png")
+    kind = "offline analogue" if "offline" in a.note else "paper settings"
+    paths = write_table(layout, rows, out, {"run_kind": kind, "note": a.note})
+    plot = plot_grouped(
+        rows,
+        [f"{y}_spearman" for y in years],
+        years,
+        out / "table5_per_year.png",
+        ylabel="Spearman ×100",
+        title="STS by year, SimCSE trained on each corpus (mean ± std over seeds)",
+    )
     if not a.no_wandb:
-        cols = [
-            "dataset",
-            "source",
-            "n_seeds",
-            "pearson_mean",
-            "pearson_std",
-            "spearman_mean",
-            "spearman_std",
-        ]
-        data = [
-            [
-                r["dataset"],
-                "ours",
-                r["n_seeds"],
-                r["pearson_mean"],
-                r["pearson_std"],
-                r["spearman_mean"],
-                r["spearman_std"],
-            ]
-            for r in rows
-        ]
-        data += [[k, "paper", 5, p, None, s, None] for k, (p, s) in PAPER_TABLE5.items()]
-        with wandb_run(
-            project="paraamr",
-            group="table5",
-            name="table5-summary",
-            config={"note": a.note},
-            directory=str(out),
-        ) as run:
-            log_table(run, "table5", cols, data)
+        log_to_wandb(layout, rows, group="table5", directory=str(out), config={"note": a.note})
     print(paths["md"].read_text())
     return {"rows": rows, "paths": {k: str(v) for k, v in paths.items()}, "plot": str(plot)}
 

@@ -82,7 +82,7 @@ class ShardResult:
     signature: str = ""
 
 
-class _Scorer:
+class _PairScorer:
     def __init__(self, parser, encoder, cfg: MetricConfig, skips: SkipLog):
         self.parser, self.encoder, self.cfg, self.skips = parser, encoder, cfg, skips
         self.corpus_bleu = CorpusBleu() if cfg.bleu == "sacrebleu-corpus" else None
@@ -241,7 +241,7 @@ def score_records(
         first_id: id of the first record without an ``index`` (global ids across shards).
     """
     skips = skips if skips is not None else SkipLog(cfg.on_error)
-    scorer = _Scorer(parser, encoder, cfg, skips)
+    scorer = _PairScorer(parser, encoder, cfg, skips)
 
     def process(chunk: list[SourceRecord]) -> ChunkOutput:
         res = ShardResult()

@@ -101,10 +101,10 @@ def test_perplexity_equals_the_models_own_loss(tiny_dir):
 
 
 def test_missing_model_dir_says_how_to_get_models(tmp_path):
-    from paraamr.builder.models import AmrlibParser
+    from paraamr.builder.models import AmrlibStog
 
     with pytest.raises(FileNotFoundError, match="make models"):
-        AmrlibParser(str(tmp_path / "model_parse_xfm_bart_large"))
+        AmrlibStog(str(tmp_path / "model_parse_xfm_bart_large"))
 
 
 def test_hf_seq2seq_generator_keeps_input_order(tmp_path):

@@ -5,9 +5,8 @@ import json
 import pytest
 
 from paraamr.errors import DataNotFoundError, ParaAMRError
-from paraamr.tables.render import TABLE2_COLUMNS
 from paraamr.tables.run_table2 import run_table2
-from paraamr.tables.table2 import parse_corpus_specs
+from paraamr.tables.table2 import TABLE2_COLUMNS, parse_corpus_specs
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,8 @@ def main(argv: list[str] | None = None) -> None:
 
         finish_build(a.out, a.num_shards)
     elif a.cmd == "table1":
-        from paraamr.builder.stats import render_table1, table1_stats
+        from paraamr.builder.stats import table1_stats
+        from paraamr.tables.table1 import render_table1
 
         with open(a.corpus, encoding="utf-8") as fh:
             stats = table1_stats(json.loads(line) for line in fh)

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["AmrlibParser", "AmrlibGenerator", "HFGenerator", "PerplexityScorer", "sorted_batches"]
+__all__ = ["AmrlibStog", "AmrlibGenerator", "HFGenerator", "PerplexityScorer", "sorted_batches"]
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def _check_model_dir(model_dir: str, what: str) -> None:
         )
 
 
-class AmrlibParser:
+class AmrlibStog:
     """Text → AMR with an amrlib stog model directory (``amrlib.load_stog_model``).
 
     ``parse`` returns PENMAN strings with ``# ::snt`` metadata, or ``None`` where amrlib could not

@@ -40,7 +40,8 @@ def make_builder(cfg: DictConfig) -> Builder:
 
 def finish_build(out_dir: str, num_shards: int) -> dict:
     """Merge shards into ``corpus.jsonl`` (+ ``corpus.rejects.jsonl``) and write Table 1 stats."""
-    from paraamr.builder.stats import render_table1, table1_stats
+    from paraamr.builder.stats import table1_stats
+    from paraamr.tables.table1 import write_table1
 
     out = Path(out_dir)
     totals = merge_build(out, num_shards, out / "corpus.jsonl")
@@ -52,7 +53,7 @@ def finish_build(out_dir: str, num_shards: int) -> dict:
     (out / "build_summary.json").write_text(json.dumps(summary, indent=2))
     f = sig.fields
     note = f"stog={f['stog']}, generator={f['generator']}, lm={f['lm']}"
-    (out / "table1.md").write_text(render_table1("ours", stats, note))
+    write_table1("ours", stats, out, note)
     print((out / "table1.md").read_text())
     print(f"counts: {totals}")
     return summary

@@ -2,12 +2,11 @@
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.readers import FORMATS, guess_format, read_corpus, write_corpus
-from paraamr.corpus.records import Pair, Paraphrase, SourceRecord, normalize_key, same_sentence
+from paraamr.corpus.records import Paraphrase, SourceRecord, normalize_key, same_sentence
 from paraamr.corpus.subset import common_keys, filter_common, key_of, source_keys
 
 __all__ = [
     "FORMATS",
-    "Pair",
     "Paraphrase",
     "SkipLog",
     "SourceRecord",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Paraphrase", "SourceRecord", "Pair", "normalize_key", "same_sentence"]
+__all__ = ["Paraphrase", "SourceRecord", "normalize_key", "same_sentence"]
 
 
 def normalize_key(text: str, lowercase: bool = False) -> str:
@@ -99,14 +99,3 @@ class SourceRecord:
         out["paraphrases"] = [p.to_json() for p in self.paraphrases]
         out.update(self.extra)
         return out
-
-
-@dataclass(frozen=True)
-class Pair:
-    """One (source, paraphrase) pair to score; ``source_id`` groups the pairs of a source."""
-
-    source_id: int
-    source: str
-    paraphrase: str
-    source_parse: str | None = None
-    paraphrase_parse: str | None = None

@@ -1,30 +1,72 @@
-"""Write Table 2 as markdown (the paper's layout, paper numbers beside ours), CSV and JSON."""
+"""Write any of the paper's tables as markdown (the paper's layout, its rows beside ours), CSV and
+JSON, from one description of the table (:class:`Layout`). Tables 1, 2 and 5 use it.
+
+>>> layout = Layout("tableX", "Table X", (Column("dataset", "dataset", fmt="text"),
+...                                         Column("acc", "accuracy")),
+...                 paper=({"dataset": "A", "acc": 80.0},), paper_source="paper")
+>>> print(render_markdown(layout, [{"dataset": "A", "acc": 79.0, "acc_std": 0.5}],
+...                       kind="offline analogue"))  # doctest: +ELLIPSIS
+# Table X: offline analogue
+<BLANKLINE>
+| dataset | source | accuracy |
+|---|---|---|
+| A | ours (offline analogue) | 79.00 ± 0.50 |
+| A | paper | 80.00 |
+<BLANKLINE>
+Our numbers use other models/parsers/data than the paper ... absolute values.
+<BLANKLINE>
+"""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from paraamr.paper import PAPER_TABLE2
+__all__ = [
+    "Column",
+    "Layout",
+    "render_markdown",
+    "write_table",
+    "wandb_rows",
+    "run_kind",
+    "fmt_value",
+]
 
-__all__ = ["write_table2", "render_table2_markdown", "TABLE2_COLUMNS", "run_kind"]
-
-TABLE2_COLUMNS = (
-    "dataset",
-    "n_sources",
-    "n_pairs",
-    "similarity",
-    "one_minus_bleu",
-    "one_minus_iou",
-    "ted3",
-    "tedf",
-    "signature",
+OFFLINE_NOTE = (
+    "Our numbers use other models/parsers/data than the paper (see signatures): "
+    "compare rows with each other, not with the paper's absolute values."
 )
-_HEAD = ("similarity", "1−BLEU", "1−∩/∪", "TED-3", "TED-F")
-_KEYS = ("similarity", "one_minus_bleu", "one_minus_iou", "ted3", "tedf")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: the row key, its header, and how values print (``num``: ``digits``
+    decimals, ``± std`` when the row has ``<key>_std``; ``int``: thousands separators;
+    ``text``: as is). ``std`` names another std key."""
+
+    key: str
+    header: str
+    digits: int = 2
+    fmt: str = "num"
+    std: str | None = None  # the key of the std (None: <key>_std; "": no std shown)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A table: file stem, title, columns, the paper's rows and how they are labelled."""
+
+    name: str
+    title: str
+    columns: tuple[Column, ...]
+    intro: tuple[str, ...] = ()
+    paper: tuple[Mapping[str, Any], ...] = ()
+    paper_source: str = "paper (Huang et al. 2023)"
+    row_notes: Callable[[Mapping[str, Any]], list[str]] | None = field(default=None, repr=False)
 
 
 def run_kind(signature: str) -> str:
@@ -39,77 +81,104 @@ def run_kind(signature: str) -> str:
     return "paper settings" if paper else "offline analogue"
 
 
-def _fmt(v) -> str:
-    return "n/a" if v is None else f"{v:.2f}"
+def fmt_value(row: Mapping[str, Any], col: Column) -> str:
+    """One cell (``–`` for a missing value, ``n/a`` for ``None``)."""
+    if col.key not in row:
+        return "–"
+    v = row[col.key]
+    if v is None:
+        return "n/a"
+    if col.fmt == "text":
+        return str(v)
+    if col.fmt == "int":
+        return f"{int(v):,}"
+    out = f"{v:.{col.digits}f}"
+    std_key = f"{col.key}_std" if col.std is None else col.std
+    std = row.get(std_key) if std_key else None
+    return f"{out} ± {std:.{col.digits}f}" if std is not None else out
 
 
-def render_table2_markdown(rows: Sequence[dict], meta: dict) -> str:
-    """Markdown with our rows (labelled with the run kind) then the paper's rows."""
-    kind = meta.get("run_kind", "offline analogue")
-    lines = [
-        f"# Table 2: {kind}",
-        "",
-        f"Our rows: {meta.get('description', '')}",
-        "Similarity, 1−BLEU and 1−∩/∪ in percent; TED-3 / TED-F in edit operations "
-        "(mean over a source's paraphrases, then over sources).",
-        "",
-        "| dataset | source | #sources | #pairs | " + " | ".join(_HEAD) + " |",
-        "|---|---|---|---|" + "---|" * len(_HEAD),
-    ]
-    for r in rows:
-        vals = " | ".join(_fmt(r.get(k)) for k in _KEYS)
-        lines.append(
-            f"| {r['dataset']} | ours ({kind}) | {r['n_sources']} | {r['n_pairs']} | {vals} |"
-        )
-    for name, paper in PAPER_TABLE2.items():
-        vals = " | ".join(_fmt(paper[k]) for k in _KEYS)
-        lines.append(f"| {name} | paper (Huang et al. 2023, Table 2) | 193,869 | – | {vals} |")
-    lines += ["", "Signatures:", ""]
-    for r in rows:
-        lines.append(f"- {r['dataset']}: `{r['signature']}`")
-        ci = {k: r[f"{k}_ci95"] for k in _KEYS if f"{k}_ci95" in r}
-        if ci:
-            lines.append(f"  - 95% bootstrap CI: {ci}")
-        if r.get("skipped") or r.get("dropped_identical"):
-            lines.append(
-                f"  - dropped identical paraphrases: {r.get('dropped_identical', 0)}; "
-                f"skipped: {r.get('skipped') or 'none'}"
-            )
+def render_markdown(
+    layout: Layout,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    kind: str,
+    description: str = "",
+    footer: Sequence[str] = (),
+) -> str:
+    """Markdown: title, intro, our rows (labelled ``ours (<kind>)``), the paper's rows, then each
+    row's signature and notes."""
+    lines = [f"# {layout.title}: {kind}", ""]
+    if description:
+        lines.append(f"Our rows: {description}")
+    lines += list(layout.intro)
+    if description or layout.intro:
+        lines.append("")
+    head = [c.header for c in layout.columns]
+    lines += ["| " + " | ".join([head[0], "source", *head[1:]]) + " |"]
+    lines += ["|" + "---|" * (len(head) + 1)]
+    first, rest = layout.columns[0], layout.columns[1:]
+
+    def line(row: Mapping[str, Any], source: str) -> str:
+        cells = [fmt_value(row, first), source, *(fmt_value(row, c) for c in rest)]
+        return "| " + " | ".join(cells) + " |"
+
+    lines += [line(r, f"ours ({kind})") for r in rows]
+    lines += [line(p, p.get("source", layout.paper_source)) for p in layout.paper]
+    signed = [r for r in rows if r.get("signature")]
+    if signed:
+        lines += ["", "Signatures:", ""]
+        for r in signed:
+            lines.append(f"- {r[first.key]}: `{r['signature']}`")
+            for note in layout.row_notes(r) if layout.row_notes else []:
+                lines.append(f"  - {note}")
     if kind != "reproduction":
-        lines += [
-            "",
-            "Our numbers use other models/parsers/data than the paper (see signatures): "
-            "compare corpora with each other, not with the paper's absolute values.",
-        ]
+        lines += ["", OFFLINE_NOTE]
+    lines += list(footer)
     return "\n".join(lines) + "\n"
 
 
-def write_table2(rows: Sequence[dict], out_dir: str | os.PathLike, meta: dict) -> dict[str, Path]:
-    """Write ``table2.md``, ``table2.csv`` and ``table2.json`` under ``out_dir``."""
+def write_table(
+    layout: Layout,
+    rows: Sequence[Mapping[str, Any]],
+    out_dir: str | os.PathLike,
+    meta: Mapping[str, Any],
+) -> dict[str, Path]:
+    """Write ``<name>.md``, ``<name>.csv`` (one line per row, ours then the paper's, with a
+    ``source`` column) and ``<name>.json`` (``{"rows", "paper", "meta"}``) under ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {k: out / f"table2.{k}" for k in ("md", "csv", "json")}
-    paths["md"].write_text(render_table2_markdown(rows, meta), encoding="utf-8")
+    kind = meta.get("run_kind", "offline analogue")
+    paths = {k: out / f"{layout.name}.{k}" for k in ("md", "csv", "json")}
+    paths["md"].write_text(
+        render_markdown(layout, rows, kind=kind, description=meta.get("description", "")),
+        encoding="utf-8",
+    )
+    keys = [c.key for c in layout.columns]
+    stds = {f"{c.key}_std" if c.std is None else c.std for c in layout.columns} - {""}
+    extra = sorted({k for r in rows for k in r if k in stds and k not in keys})
     with open(paths["csv"], "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(("source", *TABLE2_COLUMNS))
+        w.writerow(("source", *keys, *extra, "signature"))
         for r in rows:
-            w.writerow(
-                (
-                    f"ours ({meta.get('run_kind', 'offline analogue')})",
-                    *(r.get(k) for k in TABLE2_COLUMNS),
-                )
-            )
-        for name, paper in PAPER_TABLE2.items():
-            w.writerow(("paper", name, 193869, None, *(paper[k] for k in _KEYS), "paper"))
-    payload = {
-        "rows": [{k: r.get(k) for k in TABLE2_COLUMNS} | _extras(r) for r in rows],
-        "paper": [{"dataset": k, **v} for k, v in PAPER_TABLE2.items()],
-        "meta": meta,
-    }
-    paths["json"].write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+            w.writerow((f"ours ({kind})", *(r.get(k) for k in (*keys, *extra)), r.get("signature")))
+        for p in layout.paper:
+            w.writerow(("paper", *(p.get(k) for k in (*keys, *extra)), "paper"))
+    payload = {"rows": list(rows), "paper": [dict(p) for p in layout.paper], "meta": dict(meta)}
+    paths["json"].write_text(
+        json.dumps(payload, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
+    )
     return paths
 
 
-def _extras(r: dict) -> dict:
-    return {k: v for k, v in r.items() if k not in TABLE2_COLUMNS}
+def wandb_rows(
+    layout: Layout, rows: Sequence[Mapping[str, Any]]
+) -> tuple[list[str], list[list[Any]]]:
+    """Columns and data for a ``wandb.Table``: our rows, then the paper's (``<name> (paper)``)."""
+    keys = [c.key for c in layout.columns]
+    cols = [*keys, "signature"]
+    data = [[r.get(k) for k in cols] for r in rows]
+    first = keys[0]
+    for p in layout.paper:
+        data.append([f"{p[first]} (paper)", *(p.get(k) for k in keys[1:]), "paper"])
+    return cols, data

@@ -11,12 +11,13 @@ from omegaconf import DictConfig, OmegaConf
 from paraamr.corpus.errors import SkipLog
 from paraamr.data import resolve_data_dir
 from paraamr.errors import DataNotFoundError
-from paraamr.paper import PAPER_TABLE2
 from paraamr.scoring import MetricConfig, score_records
 from paraamr.shards import Shard
 from paraamr.signature import metric_signature
-from paraamr.tables.render import TABLE2_COLUMNS, run_kind, write_table2
+from paraamr.tables.render import run_kind, wandb_rows, write_table
 from paraamr.tables.table2 import (
+    TABLE2,
+    TABLE2_COLUMNS,
     common_subset,
     corpus_dir,
     default_corpora,
@@ -106,7 +107,7 @@ def finish_table2(
     """Merge shards into rows, write table2.{md,csv,json} and log to W&B."""
     rows = [table2_row(out_dir, n, bootstrap=bootstrap, seed=seed) for n in names]
     meta = {"run_kind": run_kind(rows[0]["signature"]), **meta}
-    paths = write_table2(rows, out_dir, meta)
+    paths = write_table(TABLE2, rows, out_dir, meta)
     wb = wandb_cfg or {"enabled": False}
     if wb.get("enabled", True):
         for r in rows:
@@ -120,11 +121,7 @@ def finish_table2(
             ) as run:
                 if run is not None:
                     run.summary.update({k: v for k, v in r.items() if k in TABLE2_COLUMNS})
-        cols = [c for c in TABLE2_COLUMNS]
-        table_rows = [[r.get(c) for c in cols] for r in rows]
-        table_rows += [
-            [f"{n} (paper)", 193869, None, *p.values(), "paper"] for n, p in PAPER_TABLE2.items()
-        ]
+        cols, table_rows = wandb_rows(TABLE2, rows)
         with wandb_run(
             project=wb["project"],
             group=wb["group"],

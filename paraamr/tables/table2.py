@@ -21,11 +21,15 @@ from paraamr.data import DATA_HINT
 from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.metrics.aggregate import bootstrap_ci, corpus_means
 from paraamr.metrics.lexical import CorpusBleu
+from paraamr.paper import PAPER_TABLE2, PAPER_TABLE2_SOURCES
 from paraamr.scoring import METRICS, shard_result
 from paraamr.shards import Shard, merged_rows, shard_states
+from paraamr.tables.render import Column, Layout
 from paraamr.utils import limited
 
 __all__ = [
+    "TABLE2_COLUMNS",
+    "TABLE2",
     "CorpusSpec",
     "parse_corpus_specs",
     "default_corpora",
@@ -36,6 +40,58 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+#: the keys of every Table 2 row (W&B summaries, JSON rows)
+TABLE2_COLUMNS = (
+    "dataset",
+    "n_sources",
+    "n_pairs",
+    "similarity",
+    "one_minus_bleu",
+    "one_minus_iou",
+    "ted3",
+    "tedf",
+    "signature",
+)
+
+
+def _table2_notes(r: dict) -> list[str]:
+    notes = []
+    ci = {m: r[f"{m}_ci95"] for m in METRICS if f"{m}_ci95" in r}
+    if ci:
+        notes.append(f"95% bootstrap CI: {ci}")
+    if r.get("skipped") or r.get("dropped_identical"):
+        notes.append(
+            f"dropped identical paraphrases: {r.get('dropped_identical', 0)}; "
+            f"skipped: {r.get('skipped') or 'none'}"
+        )
+    return notes
+
+
+TABLE2 = Layout(
+    name="table2",
+    title="Table 2",
+    columns=(
+        Column("dataset", "dataset", fmt="text"),
+        Column("n_sources", "#sources", fmt="int"),
+        Column("n_pairs", "#pairs", fmt="int"),
+        Column("similarity", "similarity"),
+        Column("one_minus_bleu", "1−BLEU"),
+        Column("one_minus_iou", "1−∩/∪"),
+        Column("ted3", "TED-3"),
+        Column("tedf", "TED-F"),
+    ),
+    intro=(
+        "Similarity, 1−BLEU and 1−∩/∪ in percent; TED-3 / TED-F in edit operations "
+        "(mean over a source's paraphrases, then over sources).",
+    ),
+    paper=tuple(
+        {"dataset": k, "n_sources": PAPER_TABLE2_SOURCES, **v} for k, v in PAPER_TABLE2.items()
+    ),
+    paper_source="paper (Huang et al. 2023, Table 2)",
+    row_notes=_table2_notes,
+)
 
 
 @dataclass(frozen=True)

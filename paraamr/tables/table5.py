@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import json
 import logging
-import statistics
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 
 from paraamr.errors import TrainingError
+from paraamr.paper import PAPER_TABLE5
+from paraamr.tables.render import Column, Layout
+from paraamr.tables.sweep import gather_seeds, load_results
 
-__all__ = ["subsample_suite", "run_job", "gather_rows", "load_results"]
+__all__ = ["subsample_suite", "run_job", "gather_rows", "load_results", "table5_layout"]
 
 log = logging.getLogger(__name__)
 
@@ -122,40 +123,49 @@ def run_job(cfg) -> dict:
     return result
 
 
-def load_results(root: str | Path) -> list[dict]:
-    """Every ``results.json`` under ``root`` (a sweep's run folder)."""
-    return [json.loads(p.read_text()) for p in sorted(Path(root).rglob("results.json"))]
-
-
-def _mean_std(xs: list[float]) -> tuple[float, float]:
-    return round(statistics.fmean(xs), 4), round(statistics.stdev(xs), 4) if len(xs) > 1 else 0.0
-
-
 def gather_rows(results: Iterable[dict]) -> list[dict]:
-    """Table 5 rows: per corpus, mean ± std over seeds of the STS12-16 average and per year."""
-    by: dict[str, list[dict]] = defaultdict(list)
-    for r in results:
-        by[r["corpus"]].append(r)
-    rows = []
-    for corpus in sorted(by, key=lambda c: (c != "none", c)):
-        rs = sorted(by[corpus], key=lambda r: r["seed"])
-        pm, ps = _mean_std([r["sts"]["avg"]["pearson"] for r in rs])
-        sm, ss = _mean_std([r["sts"]["avg"]["spearman"] for r in rs])
-        per_year = {}
-        for y in rs[0]["sts"]["years"]:
-            m, s = _mean_std([r["sts"]["years"][y]["spearman"] for r in rs])
-            per_year[y] = {"spearman_mean": m, "spearman_std": s}
-        rows.append(
-            {
-                "dataset": corpus,
-                "n_seeds": len(rs),
-                "seeds": [r["seed"] for r in rs],
-                "pearson_mean": pm,
-                "pearson_std": ps,
-                "spearman_mean": sm,
-                "spearman_std": ss,
-                "per_year": per_year,
-                "signature": rs[0].get("signature", ""),
+    """Table 5 rows (:func:`paraamr.tables.sweep.gather_seeds`): per corpus, mean ± std over
+    seeds of the STS12-16 average (``pearson_*``, ``spearman_*``) and of each year's Spearman
+    (``<year>_spearman_*``, also as ``per_year``)."""
+    results = list(results)
+    years = list(results[0]["sts"]["years"]) if results else []
+    metrics = {
+        "pearson": lambda r: r["sts"]["avg"]["pearson"],
+        "spearman": lambda r: r["sts"]["avg"]["spearman"],
+    }
+    for y in years:
+        metrics[f"{y}_spearman"] = lambda r, y=y: r["sts"]["years"][y]["spearman"]
+    rows = gather_seeds(results, metrics)
+    for row in rows:
+        row["per_year"] = {
+            y: {
+                "spearman_mean": row[f"{y}_spearman_mean"],
+                "spearman_std": row[f"{y}_spearman_std"],
             }
-        )
+            for y in years
+        }
     return rows
+
+
+def table5_layout(years: list[str], note: str) -> Layout:
+    """Table 5: average STS12-16 Pearson / Spearman (mean ± std), each year's Spearman."""
+    return Layout(
+        name="table5",
+        title="Table 5",
+        columns=(
+            Column("dataset", "dataset", fmt="text"),
+            Column("n_seeds", "seeds", fmt="int"),
+            Column("pearson_mean", "Pearson", std="pearson_std"),
+            Column("spearman_mean", "Spearman", std="spearman_std"),
+            *(Column(f"{y}_spearman_mean", f"{y} ρ", std="") for y in years),
+        ),
+        intro=(
+            f"{note}. Average STS12-16 Pearson / Spearman ×100 of SimCSE trained on each corpus "
+            "(mean ± std over seeds; SentEval 'all' setting, cosine).",
+        ),
+        paper=tuple(
+            {"dataset": k, "n_seeds": 5, "pearson_mean": p, "spearman_mean": s}
+            for k, (p, s) in PAPER_TABLE5.items()
+        ),
+        paper_source="paper (bert-base-uncased, 5 seeds)",
+    )

@@ -1,0 +1,115 @@
+"""Gather a seed sweep (one result per job) into table rows: mean ± std over seeds per group,
+a grouped bar plot, and a W&B run holding the table. Table 5 uses it; so do the tables that follow
+(one gatherer for all).
+
+>>> rows = gather_seeds(
+...     [{"corpus": "A", "seed": 1, "acc": 72.0}, {"corpus": "A", "seed": 0, "acc": 70.0},
+...      {"corpus": "none", "seed": 0, "acc": 50.0}],
+...     {"acc": lambda r: r["acc"]})
+>>> [(r["dataset"], r["n_seeds"], r["seeds"], r["acc_mean"], r["acc_std"]) for r in rows]
+[('none', 1, [0], 50.0, 0.0), ('A', 2, [0, 1], 71.0, 1.4142)]
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["mean_std", "gather_seeds", "load_results", "plot_grouped", "log_to_wandb"]
+
+
+def mean_std(xs: Sequence[float], digits: int = 4) -> tuple[float, float]:
+    """Mean and sample standard deviation (``n - 1``; 0 for one value), rounded.
+
+    >>> mean_std([1.0, 2.0, 4.0])
+    (2.3333, 1.5275)
+    """
+    if not xs:
+        raise ValueError("mean_std of no values")
+    sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
+    return round(statistics.fmean(xs), digits), round(sd, digits)
+
+
+def load_results(root: str | Path, name: str = "results.json") -> list[dict]:
+    """Every ``results.json`` under ``root`` (a sweep's run folder), in path order."""
+    return [json.loads(p.read_text()) for p in sorted(Path(root).rglob(name))]
+
+
+def gather_seeds(
+    results: Iterable[Mapping[str, Any]],
+    metrics: Mapping[str, Callable[[Mapping[str, Any]], float]],
+    *,
+    group: str = "corpus",
+    first: Sequence[str] = ("none",),
+) -> list[dict]:
+    """One row per ``group`` value (``first`` ones leading, then sorted): ``dataset``,
+    ``n_seeds``, ``seeds``, ``<metric>_mean`` / ``<metric>_std`` for each metric, and the
+    ``signature`` of the first seed."""
+    by: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in results:
+        by[r[group]].append(r)
+    rows = []
+    for key in sorted(by, key=lambda k: (k not in first, k)):
+        rs = sorted(by[key], key=lambda r: r["seed"])
+        row: dict[str, Any] = {"dataset": key, "n_seeds": len(rs), "seeds": [r["seed"] for r in rs]}
+        for m, get in metrics.items():
+            row[f"{m}_mean"], row[f"{m}_std"] = mean_std([float(get(r)) for r in rs])
+        row["signature"] = rs[0].get("signature", "")
+        rows.append(row)
+    return rows
+
+
+def plot_grouped(
+    rows: Sequence[Mapping[str, Any]],
+    metrics: Sequence[str],
+    labels: Sequence[str],
+    path: str | Path,
+    *,
+    ylabel: str,
+    title: str,
+) -> Path:
+    """Bars of ``<metric>_mean`` (error bars ``<metric>_std``), one group per metric, one bar
+    per row."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    width = 0.8 / max(1, len(rows))
+    for i, r in enumerate(rows):
+        xs = [j + i * width for j in range(len(metrics))]
+        means = [r[f"{m}_mean"] for m in metrics]
+        ax.bar(xs, means, width, yerr=[r[f"{m}_std"] for m in metrics], label=r["dataset"])
+    ax.set_xticks([j + width * (len(rows) - 1) / 2 for j in range(len(metrics))], labels)
+    ax.set_ylabel(ylabel)
+    lo = min(r[f"{m}_mean"] for r in rows for m in metrics)
+    ax.set_ylim(max(0, lo - 10), 100)
+    ax.legend(fontsize=8, ncol=len(rows))
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
+def log_to_wandb(
+    layout: Any, rows: Sequence[Mapping[str, Any]], *, group: str, directory: str, config: dict
+) -> None:
+    """One W&B run ``<table>-summary`` in ``group`` holding the table (ours + the paper's)."""
+    from paraamr.tables.render import wandb_rows
+    from paraamr.tracking import log_table, wandb_run
+
+    cols, data = wandb_rows(layout, rows)
+    with wandb_run(
+        project="paraamr",
+        group=group,
+        name=f"{layout.name}-summary",
+        config=config,
+        directory=directory,
+    ) as run:
+        log_table(run, layout.name, cols, data)
