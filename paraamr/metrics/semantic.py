@@ -119,6 +119,18 @@ def _cuda() -> bool:
         return False
 
 
+def _takes(fn, name: str) -> bool:
+    """Whether ``fn`` accepts keyword ``name`` (sentence-transformers' encode shows a progress
+    bar by default when logging is at INFO: pass it explicitly where it can be passed)."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params
+
+
 def embed_unique(
     sentences: Sequence[str],
     model,
@@ -146,7 +158,7 @@ def embed_unique(
         index.setdefault(s, len(index))
     if not index:
         return index, np.zeros((0, 1), dtype=dtype)
-    kwargs = {"show_progress_bar": True} if progress else {}
+    kwargs = {"show_progress_bar": progress} if _takes(model.encode, "show_progress_bar") else {}
     emb = np.asarray(model.encode(list(index), batch_size=batch_size, **kwargs), dtype=dtype)
     norm = np.linalg.norm(emb, axis=1, keepdims=True)
     return index, emb / np.where(norm > 0, norm, 1.0).astype(dtype)
