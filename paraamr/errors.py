@@ -11,6 +11,7 @@ __all__ = [
     "DataNotFoundError",
     "TrainingError",
     "AMRError",
+    "InputError",
 ]
 
 
@@ -65,3 +66,8 @@ class AMRError(ParaAMRError):
         self.path, self.line, self.reason = path, line, message
         where = f"{path}:{line}: " if path is not None and line is not None else ""
         super().__init__(f"{where}{message}")
+
+
+class InputError(ParaAMRError, ValueError):
+    """A function got a value it cannot work with (empty token lists, a non-finite metric value,
+    mismatched shapes); the message says which."""

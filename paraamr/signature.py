@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from importlib import metadata
 
+from paraamr.errors import InputError
+
 __all__ = ["Signature", "metric_signature", "package_versions"]
 
 _PACKAGES = (
@@ -46,7 +48,7 @@ class Signature(str):
     def build(cls, *fields: tuple[str, object]) -> Signature:
         for k, _ in fields:
             if ":" in k or "|" in k:
-                raise ValueError(f"signature keys cannot hold ':' or '|': {k!r}")
+                raise InputError(f"signature keys cannot hold ':' or '|': {k!r}")
         return cls("|".join(f"{k}:{v}" for k, v in fields))
 
     @property

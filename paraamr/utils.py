@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from paraamr.errors import ConfigError
+
 __all__ = ["chunked", "limited", "write_json_atomic", "fsync_dir", "write_text_atomic"]
 
 T = TypeVar("T")
@@ -23,7 +25,7 @@ T = TypeVar("T")
 def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
     """Split a stream into lists of ``size`` items (the last may be shorter)."""
     if size < 1:
-        raise ValueError(f"chunk size must be >= 1, got {size}")
+        raise ConfigError(f"chunk size must be >= 1, got {size}")
     buf: list[T] = []
     for it in items:
         buf.append(it)

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from paraamr.errors import InputError
+
 __all__ = ["source_means", "corpus_means", "bootstrap_ci"]
 
 
@@ -29,7 +31,7 @@ def source_means(pair_rows: Sequence[Mapping[str, float]], metrics: Sequence[str
         vals = [r[m] for r in pair_rows if r.get(m) is not None]
         for v in vals:
             if not math.isfinite(v):
-                raise ValueError(f"non-finite {m} value {v!r} cannot enter a mean")
+                raise InputError(f"non-finite {m} value {v!r} cannot enter a mean")
         out[m] = float(sum(vals) / len(vals)) if vals else None
     return out
 

@@ -25,6 +25,8 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
+from paraamr.errors import InputError
+
 __all__ = [
     "BLEU_VARIANTS",
     "bleu_nltk",
@@ -115,5 +117,5 @@ def token_iou(a: Sequence[str], b: Sequence[str]) -> float:
     sa, sb = set(a), set(b)
     union = sa | sb
     if not union:
-        raise ValueError("token_iou of two empty token lists is undefined")
+        raise InputError("token_iou of two empty token lists is undefined")
     return len(sa & sb) / len(union)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from paraamr.errors import TreeError
+from paraamr.errors import ConfigError, TreeError
 
 __all__ = [
     "Tree",
@@ -148,7 +148,7 @@ def prune(tree: Tree, depth: int | None) -> Tree:
     if depth is None:
         return tree
     if depth < 1:
-        raise ValueError("depth must be >= 1 or None")
+        raise ConfigError("depth must be >= 1 or None")
     label, children = tree
     if depth == 1:
         return (label, ())

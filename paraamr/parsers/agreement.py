@@ -23,7 +23,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from paraamr.errors import DataNotFoundError
+from paraamr.errors import DataNotFoundError, InputError
 from paraamr.metrics.ted import ted_trees
 from paraamr.metrics.trees import Tree, clean_ptb, leaves, parse_many
 from paraamr.parsers.projection import project_sentence
@@ -134,7 +134,7 @@ def measure_agreement(
         nlp = spacy.load(DEFAULT_MODEL, exclude=["ner", "lemmatizer"])
     gold = load_gold_trees(ptb_dir, max_sentences)
     if len(gold) < 2:
-        raise ValueError("need at least two sentences to draw pairs")
+        raise InputError("need at least two sentences to draw pairs")
     if progress:
         print(f"{len(gold)} gold trees from {ptb_dir}", file=sys.stderr, flush=True)
     projected = project_words([leaves(t) for t in gold], nlp, progress=progress)

@@ -92,6 +92,8 @@ from dataclasses import dataclass, field, replace
 from itertools import takewhile
 from typing import TYPE_CHECKING
 
+from paraamr.errors import InputError
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -584,7 +586,7 @@ def project_sentence(sent: Span) -> Tree:
     """
     kids, roots = _dependents(sent)
     if not roots:
-        raise ValueError("cannot project an empty sentence")
+        raise InputError("cannot project an empty sentence")
     try:
         tops = sorted((_constituent(r, kids) for r in roots), key=lambda i: i.lo)
     except RecursionError:  # pathologically deep parse: flat fallback

@@ -26,6 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from paraamr.errors import ConfigError, InputError
+
 __all__ = ["simcse_logits", "simcse_loss", "SimCSELoss"]
 
 log = logging.getLogger(__name__)
@@ -53,10 +55,10 @@ def simcse_logits(
         ValueError: on a non-positive temperature or mismatched shapes.
     """
     if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
+        raise ConfigError(f"temperature must be > 0, got {temperature}")
     if z1.ndim != 2 or z1.shape != z2.shape or (z3 is not None and z3.shape != z1.shape):
         shapes = [tuple(z.shape) for z in (z1, z2, z3) if z is not None]
-        raise ValueError(f"z1, z2 (and z3) must all be (B, D) of the same shape, got {shapes}")
+        raise InputError(f"z1, z2 (and z3) must all be (B, D) of the same shape, got {shapes}")
     candidates = z2 if z3 is None else torch.cat([z2, z3], dim=0)
     with torch.autocast(device_type=z1.device.type, enabled=False):  # keep float32 under AMP
         a = F.normalize(z1.float(), dim=-1)
@@ -112,7 +114,7 @@ class SimCSELoss(nn.Module):
     def __init__(self, temperature: float = 0.05, hard_negative_weight: float = 0.0) -> None:
         super().__init__()
         if not temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {temperature}")
+            raise ConfigError(f"temperature must be > 0, got {temperature}")
         self.temperature = float(temperature)
         self.hard_negative_weight = float(hard_negative_weight)
 

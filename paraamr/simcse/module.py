@@ -39,7 +39,7 @@ import pytorch_lightning as pl
 import torch
 from torch import Tensor
 
-from paraamr.errors import ConfigError, ParaAMRError
+from paraamr.errors import ConfigError, InputError, ParaAMRError
 from paraamr.simcse.loss import simcse_loss
 from paraamr.sts.readers import STSB_FILE
 from paraamr.training.callbacks import PeriodicEval
@@ -77,7 +77,7 @@ def pool(hidden: Tensor, attention_mask: Tensor, mode: str) -> Tensor:
     if mode == "mean":
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
         return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-    raise ValueError(f"unknown pooling {mode!r}; known: {POOLINGS}")
+    raise ConfigError(f"unknown pooling {mode!r}; known: {POOLINGS}")
 
 
 class SimCSEModule(pl.LightningModule):
@@ -288,7 +288,7 @@ def stsb_dev_spearman(
     from paraamr.metrics.semantic import cosine_pairs
 
     if len(pairs) < 2:
-        raise ValueError("Spearman needs at least 2 pairs")
+        raise InputError("Spearman needs at least 2 pairs")
     model = SimpleNamespace(encode=encode)
     cos = cosine_pairs([(a, b) for a, b, _ in pairs], model, batch_size, dtype=np.float64)
     gold = np.array([s for _, _, s in pairs], dtype=np.float64)

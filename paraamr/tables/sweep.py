@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from paraamr.errors import InputError
+
 __all__ = ["mean_std", "gather_seeds", "load_results", "plot_grouped", "log_to_wandb"]
 
 
@@ -29,7 +31,7 @@ def mean_std(xs: Sequence[float], digits: int = 4) -> tuple[float, float]:
     (2.3333, 1.5275)
     """
     if not xs:
-        raise ValueError("mean_std of no values")
+        raise InputError("mean_std of no values")
     sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
     return round(statistics.fmean(xs), digits), round(sd, digits)
 
