@@ -45,7 +45,7 @@ table2: setup ## Table 2 (default: offline analogue on ParaBank-Eval); CORPORA="
 	$(PY) experiments/table2.py out_dir=$(or $(OUT),results/table2) $(if $(CORPORA),'corpora="$(CORPORA)"') $(ARGS)
 
 sts: setup ## STS12-16 + STS-B dev + SICK-R ("all" setting) of any encoder: MODEL=name-or-path OUT=dir
-	$(PY) experiments/sts.py model=$(MODEL) out_dir=$(or $(OUT),results/sts) $(ARGS)
+	$(PY) experiments/sts.py encoder=$(MODEL) out_dir=$(or $(OUT),results/sts) $(ARGS)
 
 SEEDS ?= 0,1,2
 T5_CORPORA ?= paranmt_eval,parabank1_eval,msrp

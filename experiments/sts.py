@@ -15,7 +15,7 @@ from paraamr.sts import markdown_table, run_sts
 @hydra.main(version_base="1.3", config_path="../conf", config_name="sts")
 def main(cfg: DictConfig) -> dict:
     res = run_sts(
-        cfg.model,
+        cfg.encoder,
         data_dir=cfg.data_dir,
         layout=cfg.layout,
         include=list(cfg.include) if cfg.include else None,

@@ -317,7 +317,13 @@ def test_hydra_entry_writes_sts_json(tmp_path, data_dir, monkeypatch):
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
         cfg = compose(
             "sts",
-            overrides=[f"out_dir={tmp_path}", f"data_dir={data_dir}", "include=[STS13]"],
+            # encoder= as `make sts MODEL=...` passes it (a key, not the model/ config group)
+            overrides=[
+                f"out_dir={tmp_path}",
+                f"data_dir={data_dir}",
+                "include=[STS13]",
+                "encoder=minilm",
+            ],
         )
     mod.main(cfg)
     out = json.loads((tmp_path / "sts.json").read_text())
