@@ -25,7 +25,14 @@ from omegaconf import DictConfig, OmegaConf
 
 from paraamr.errors import ConfigError
 
-__all__ = ["FitResult", "fit", "instantiate_group", "restore_best", "seed_run"]
+__all__ = [
+    "FitResult",
+    "fit",
+    "instantiate_group",
+    "instantiate_loggers",
+    "restore_best",
+    "seed_run",
+]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +75,14 @@ def seed_run(seed: int) -> None:
     pl.seed_everything(int(seed), workers=True)
 
 
+def instantiate_loggers(cfg: DictConfig) -> list[Any]:
+    """The ``logger`` group's loggers; W&B gets the resolved run config as a plain dict (wandb
+    cannot serialise an OmegaConf node)."""
+    config = OmegaConf.to_container(cfg, resolve=True)
+    wandb_kwargs = {"run_config": config, "_recursive_": False, "_convert_": "all"}
+    return list(instantiate_group(cfg.get("logger"), "logger", wandb=wandb_kwargs).values())
+
+
 def fit(cfg: DictConfig, module: Any, datamodule: Any, **trainer_kwargs: Any) -> FitResult:
     """Fit ``module`` on ``datamodule`` with the trainer, callbacks and loggers of ``cfg``."""
     from hydra.utils import instantiate
@@ -75,12 +90,7 @@ def fit(cfg: DictConfig, module: Any, datamodule: Any, **trainer_kwargs: Any) ->
     out_dir = Path(cfg.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     callbacks = instantiate_group(cfg.get("callbacks"), "callbacks")
-    config = OmegaConf.to_container(cfg, resolve=True)
-    loggers = list(
-        instantiate_group(
-            cfg.get("logger"), "logger", wandb={"run_config": config, "_recursive_": False}
-        ).values()
-    )
+    loggers = instantiate_loggers(cfg)
     for lg in loggers:  # fixes the CSV version before ddp_spawn copies the logger
         getattr(lg, "log_dir", None)
     uses_wandb = any(type(lg).__name__ == "WandbLogger" for lg in loggers)
