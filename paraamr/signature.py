@@ -46,7 +46,18 @@ def metric_signature(
     data: str,
     lowercase: bool = False,
 ) -> str:
-    """One line naming metric variants, model, parser, tokenization, data and versions."""
+    """One line naming metric variants, model, parser, tokenization, data and versions.
+
+    The TED part names the preset with its definition version (``ted:paraamr-v2``): numbers
+    from different definitions of one preset name never share a signature.
+
+    Raises:
+        ValueError: for an unknown TED variant.
+    """
+    from paraamr.metrics.ted import VARIANTS
+
+    if ted_variant not in VARIANTS:
+        raise ValueError(f"unknown TED variant {ted_variant!r}; one of {tuple(VARIANTS)}")
     v = package_versions()
     case = "lower" if lowercase else "as-written"
     parts = [
@@ -61,7 +72,7 @@ def metric_signature(
         )
         + f",case:{case}",
         f"iou:token-set,tok:parser,case:{case}",
-        f"ted:{ted_variant},d3:{ted3_depth},unit-cost,words:no,pos:yes,kernel:{ted_kernel}",
+        f"ted:{VARIANTS[ted_variant].describe()},d3:{ted3_depth},unit-cost,words:no,pos:yes,kernel:{ted_kernel}",
         f"parser:{parser_sig}",
         "versions:" + ",".join(f"{k}-{v[k]}" for k in _PACKAGES),
     ]
