@@ -58,6 +58,7 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
         workers=cfg.metrics.workers,
         on_error=cfg.on_error,
         lowercase=cfg.metrics.lowercase,
+        self_bleu=cfg.metrics.get("self_bleu", False),
     )
     keys = common_subset(specs, cfg.on_error, cfg.progress)
     if len(keys) == 0:
@@ -73,6 +74,7 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
         ted3_depth=mcfg.ted3_depth,
         data=data_label,
         lowercase=mcfg.lowercase,
+        self_bleu=mcfg.self_bleu,
     )
     total = len(keys) if not cfg.limit else min(len(keys), int(cfg.limit))
     total = (total - cfg.shard + cfg.num_shards - 1) // cfg.num_shards

@@ -3,6 +3,8 @@
 For each chunk of source records: paraphrases equal to their source (case-insensitive) are dropped
 and counted; each distinct sentence is parsed once (batched) and embedded once; every pair gets
 similarity, 1 - BLEU, 1 - IoU, TED-3 and TED-F; per-pair and per-source rows are streamed to disk.
+With ``self_bleu=True`` each source row also gets the Self-BLEU of its scored paraphrases
+(:func:`paraamr.metrics.lexical.self_bleu`, paraphrases in an order drawn from the source id).
 
 Files written to a shard directory (atomically, on completion):
 
@@ -22,6 +24,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.records import SourceRecord, same_sentence
 from paraamr.errors import ParserError
@@ -31,17 +35,19 @@ from paraamr.metrics.lexical import (
     CorpusBleu,
     bleu_nltk,
     bleu_sacrebleu_sentence,
+    self_bleu,
     token_iou,
 )
 from paraamr.metrics.semantic import cosine_pairs
 from paraamr.metrics.ted import VARIANTS, ted_batch
 from paraamr.parsers.base import Parsed, parse_unique
 
-__all__ = ["MetricConfig", "METRICS", "score_records", "ShardResult", "chunked"]
+__all__ = ["MetricConfig", "METRICS", "SOURCE_METRICS", "score_records", "ShardResult", "chunked"]
 
 log = logging.getLogger(__name__)
 
 METRICS = ("similarity", "one_minus_bleu", "one_minus_iou", "ted3", "tedf")
+SOURCE_METRICS = ("self_bleu",)  # one value per source, present only when switched on
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,7 @@ class MetricConfig:
     workers: int = 1
     on_error: str = "raise"
     lowercase: bool = False  # lowercase tokens before BLEU and IoU (default: case as written)
+    self_bleu: bool = False  # Self-BLEU among a source's paraphrases (authors' script, 5 compared)
 
     def __post_init__(self) -> None:
         if self.bleu not in BLEU_VARIANTS:
@@ -149,6 +156,7 @@ class _Scorer:
         )
         teds = self._teds([(s.tree, p.tree) for _, _, _, s, p in cand])
         by_source: dict[int, list[dict]] = {}
+        tokens: dict[int, list[list[str]]] = {}
         for (i, sid, j, src, para), sim, ted in zip(cand, sims, teds, strict=True):
             r = records[i]
             if isinstance(ted, str):
@@ -169,6 +177,7 @@ class _Scorer:
                 "tedf": ted[1],
             }
             by_source.setdefault(i, []).append(row)
+            tokens.setdefault(i, []).append(self._tok(para))
         for i, rows in by_source.items():
             r = records[i]
             means = source_means(rows, METRICS)
@@ -178,6 +187,8 @@ class _Scorer:
                 "n_pairs": len(rows),
                 **means,
             }
+            if self.cfg.self_bleu:
+                srow["self_bleu"] = _self_bleu_of(tokens[i], srow["source_id"])
             yield srow, rows
 
     def _teds(self, pairs: list[tuple[str, str]]) -> list:
@@ -205,6 +216,13 @@ class _Scorer:
             return 1.0 - bleu_sacrebleu_sentence(hyp, ref)
         self.corpus_bleu.add(hyp, ref)
         return None  # corpus BLEU has no per-pair value
+
+
+def _self_bleu_of(paraphrases: list[list[str]], source_id: int) -> float:
+    """Self-BLEU with the paraphrases in an order drawn from the source id: the authors' script
+    shuffles them (unseeded), this shuffle is the same in every run and shard."""
+    order = np.random.default_rng(source_id).permutation(len(paraphrases))
+    return self_bleu([paraphrases[k] for k in order])
 
 
 def _atomic_writer(path: Path):

@@ -45,6 +45,7 @@ def metric_signature(
     ted3_depth: int,
     data: str,
     lowercase: bool = False,
+    self_bleu: bool = False,
 ) -> str:
     """One line naming metric variants, model, parser, tokenization, data and versions.
 
@@ -72,8 +73,11 @@ def metric_signature(
         )
         + f",case:{case}",
         f"iou:token-set,tok:parser,case:{case}",
-        f"ted:{VARIANTS[ted_variant].describe()},d3:{ted3_depth},unit-cost,words:no,pos:yes,kernel:{ted_kernel}",
+        f"ted:{VARIANTS[ted_variant].describe()},d3:{ted3_depth},unit-cost,words:no,pos:yes,"
+        f"kernel:{ted_kernel}",
         f"parser:{parser_sig}",
         "versions:" + ",".join(f"{k}-{v[k]}" for k in _PACKAGES),
     ]
+    if self_bleu:
+        parts.insert(-2, f"selfbleu:nltk-sentence,n:5,pad:repeat,order:rng(source-id),case:{case}")
     return "|".join(parts)

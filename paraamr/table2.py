@@ -22,7 +22,7 @@ from paraamr.corpus.subset import common_keys, filter_common, source_keys
 from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.metrics.aggregate import bootstrap_ci, corpus_means
 from paraamr.metrics.lexical import CorpusBleu
-from paraamr.scoring import METRICS
+from paraamr.scoring import METRICS, SOURCE_METRICS
 
 __all__ = [
     "PAPER_TABLE2",
@@ -218,16 +218,20 @@ def merge_shards(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed
             rows.extend(json.loads(line) for line in fh)
     if len(sig) > 1:
         raise ParaAMRError(f"{root}: shards were scored with different settings: {sorted(sig)}")
-    means = corpus_means(rows, METRICS)
+    means = corpus_means(rows, METRICS + SOURCE_METRICS)
     row = {"dataset": name, "n_sources": len(rows), "n_pairs": n_pairs}
-    for m in METRICS:
+    for m in METRICS + SOURCE_METRICS:
         v = means[m]
+        if m in SOURCE_METRICS and v is None:
+            continue  # optional metric that was not computed
         if m == "one_minus_bleu" and v is None and cbleu.stats[0]:
             v = 1.0 - cbleu.score()  # corpus-level BLEU variant
-        scale = 100.0 if m in ("similarity", "one_minus_bleu", "one_minus_iou") else 1.0
+        scale = (
+            100.0 if m in ("similarity", "one_minus_bleu", "one_minus_iou", "self_bleu") else 1.0
+        )
         row[m] = None if v is None else round(v * scale, 4)
         if bootstrap and means[m] is not None:
-            lo, hi = bootstrap_ci([r[m] for r in rows], bootstrap, seed=seed)
+            lo, hi = bootstrap_ci([r.get(m) for r in rows], bootstrap, seed=seed)
             row[f"{m}_ci95"] = [round(lo * scale, 4), round(hi * scale, 4)]
     row["dropped_identical"] = dropped
     row["skipped"] = skips

@@ -25,6 +25,13 @@ TABLE2_COLUMNS = (
 )
 _HEAD = ("similarity", "1−BLEU", "1−∩/∪", "TED-3", "TED-F")
 _KEYS = ("similarity", "one_minus_bleu", "one_minus_iou", "ted3", "tedf")
+_OPTIONAL = {"self_bleu": "Self-BLEU"}  # shown when a row has it (metrics.self_bleu=true)
+
+
+def _columns(rows: Sequence[dict]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(headers, keys) of the metric columns: the paper's five, then optional ones present."""
+    extra = [k for k in _OPTIONAL if any(r.get(k) is not None for r in rows)]
+    return _HEAD + tuple(_OPTIONAL[k] for k in extra), _KEYS + tuple(extra)
 
 
 def run_kind(signature: str) -> str:
@@ -46,28 +53,30 @@ def _fmt(v) -> str:
 def render_table2_markdown(rows: Sequence[dict], meta: dict) -> str:
     """Markdown with our rows (labelled with the run kind) then the paper's rows."""
     kind = meta.get("run_kind", "offline analogue")
+    head, keys = _columns(rows)
     lines = [
         f"# Table 2: {kind}",
         "",
         f"Our rows: {meta.get('description', '')}",
         "Similarity, 1−BLEU and 1−∩/∪ in percent; TED-3 / TED-F in edit operations "
-        "(mean over a source's paraphrases, then over sources).",
+        "(mean over a source's paraphrases, then over sources)."
+        + (" Self-BLEU in percent (lower: more diverse)." if "self_bleu" in keys else ""),
         "",
-        "| dataset | source | #sources | #pairs | " + " | ".join(_HEAD) + " |",
-        "|---|---|---|---|" + "---|" * len(_HEAD),
+        "| dataset | source | #sources | #pairs | " + " | ".join(head) + " |",
+        "|---|---|---|---|" + "---|" * len(head),
     ]
     for r in rows:
-        vals = " | ".join(_fmt(r.get(k)) for k in _KEYS)
+        vals = " | ".join(_fmt(r.get(k)) for k in keys)
         lines.append(
             f"| {r['dataset']} | ours ({kind}) | {r['n_sources']} | {r['n_pairs']} | {vals} |"
         )
     for name, paper in PAPER_TABLE2.items():
-        vals = " | ".join(_fmt(paper[k]) for k in _KEYS)
+        vals = " | ".join(_fmt(paper.get(k)) for k in keys)
         lines.append(f"| {name} | paper (Huang et al. 2023, Table 2) | 193,869 | – | {vals} |")
     lines += ["", "Signatures:", ""]
     for r in rows:
         lines.append(f"- {r['dataset']}: `{r['signature']}`")
-        ci = {k: r[f"{k}_ci95"] for k in _KEYS if f"{k}_ci95" in r}
+        ci = {k: r[f"{k}_ci95"] for k in keys if f"{k}_ci95" in r}
         if ci:
             lines.append(f"  - 95% bootstrap CI: {ci}")
         if r.get("skipped") or r.get("dropped_identical"):
