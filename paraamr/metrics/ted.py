@@ -156,7 +156,11 @@ def prepare(tree: Tree, depth: int | None, variant: TEDVariant = VARIANTS["paraa
     >>> to_bracketed(prepare(t, 1)), to_bracketed(prepare(t, 1, VARIANTS["root-depth"]))
     ('(ROOT (S NP VP))', 'ROOT')
     """
-    tree = strip_words(tree)
+    return _cut(strip_words(tree), depth, variant)
+
+
+def _cut(tree: Tree, depth: int | None, variant: TEDVariant) -> Tree:
+    """:func:`prepare` on a tree whose words are already dropped."""
     if variant.drop_root and tree[0] == "ROOT" and len(tree[1]) == 1:
         tree = tree[1][0]
     if depth is not None:
@@ -233,7 +237,8 @@ def _native_distance(kernel: str, a, b) -> int:
 
 def _converted(tree: Tree, kernel: str) -> tuple:
     """A cut tree in the kernel's own format, with its node count (for normalisation)."""
-    return _CONVERT[kernel](tree), size(tree)
+    converted = _CONVERT[kernel](tree)
+    return converted, len(converted[0]) if kernel == "edist" else size(tree)
 
 
 def _distance(a: tuple, b: tuple, kernel: str, v: TEDVariant) -> float:
@@ -249,7 +254,8 @@ def ted_batch(
     kernel: str = "edist",
 ) -> list[tuple[float, float] | str]:
     """(TED-depth3, TED-F) for many pairs of bracket strings; each distinct tree is read, cut and
-    converted once. A pair with an unreadable tree gives the error message instead.
+    converted once, and TED-3 reuses TED-F when the cut left both trees whole. A pair with an
+    unreadable tree gives the error message instead.
 
     >>> ted_batch([("(ROOT (S (NP (PRP I)) (VP (VBP know))))", "(ROOT (S (VP (VB go)) (. .)))")])
     [(4, 4)]
@@ -259,10 +265,10 @@ def ted_batch(
 
     def prepared(text: str) -> tuple:
         if text not in cache:
-            t = parse_bracketed(text)
+            t = strip_words(parse_bracketed(text))
             cache[text] = (
-                _converted(prepare(t, depth3, v), kernel),
-                _converted(prepare(t, None, v), kernel),
+                _converted(_cut(t, depth3, v), kernel),
+                _converted(_cut(t, None, v), kernel),
             )
         return cache[text]
 
@@ -273,7 +279,10 @@ def ted_batch(
         except TreeError as e:
             out.append(str(e))
             continue
-        out.append((_distance(a3, b3, kernel, v), _distance(af, bf, kernel, v)))
+        full = _distance(af, bf, kernel, v)
+        # a cut that removed nothing from either tree (equal node counts) gives the same trees
+        uncut = a3[1] == af[1] and b3[1] == bf[1]
+        out.append((full if uncut else _distance(a3, b3, kernel, v), full))
     return out
 
 
