@@ -94,5 +94,6 @@ bench-build: setup ## per-stage sentences/s, batched vs one per call, real archi
 clean: ## remove results and caches
 	rm -rf results outputs multirun .pytest_cache .ruff_cache
 
+.PHONY: ted-presets
 ted-presets: setup ## TED-3 / TED-F means of every TED preset on the ParaBank-Eval sample
 	$(PY) benchmarks/ted_presets.py --out results/bench/ted_presets.json
