@@ -60,7 +60,7 @@ class TEDVariant:
 
     Attributes:
         name: preset name.
-        version: definition version (``paraamr`` v1 was today's ``root-depth``).
+        version: definition version (``paraamr`` v1 is ``root-depth``).
         drop_root: start from the only child of a top ``ROOT`` node (benepar-style trees).
         depth_offset: the cut keeps nodes at depth <= ``depth + depth_offset``, the top of the
             tree (after ``drop_root``) at depth 1.
@@ -149,7 +149,7 @@ def _spliced(tree: Tree, labels: frozenset[str]) -> list[Tree]:
 
 
 def prepare(tree: Tree, depth: int | None, variant: TEDVariant = VARIANTS["paraamr"]) -> Tree:
-    """Apply a variant's cut to a full parse (words still attached or not).
+    """Apply a variant's cut to a full parse (with its words: they are dropped here).
 
     >>> from paraamr.metrics.trees import to_bracketed
     >>> t = parse_bracketed("(ROOT (S (NP (PRP I)) (VP (VBP know))))")
