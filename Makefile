@@ -100,3 +100,7 @@ TOP_TEST ?= $(TOP_DATA)/top-v1-train-clean/test.clean.seq
 .PHONY: top-stats
 top-stats: setup ## TOP template statistics of TOP_TRAIN, buckets of TOP_TEST; plot + JSON in results/top
 	$(PY) -m paraamr.top stats --train $(TOP_TRAIN) $(foreach t,$(TOP_TEST),--test $(t)) --out $(or $(OUT),results/top) $(ARGS)
+
+.PHONY: ted-presets
+ted-presets: setup ## TED-3 / TED-F means of every TED preset on the ParaBank-Eval sample
+	$(PY) benchmarks/ted_presets.py --out results/bench/ted_presets.json

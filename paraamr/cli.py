@@ -87,9 +87,9 @@ def _cmd_score(a) -> None:
     from paraamr.corpus.errors import SkipLog
     from paraamr.corpus.readers import read_corpus
     from paraamr.metrics.semantic import load_encoder
+    from paraamr.metrics.signature import metric_signature
     from paraamr.parsers.base import make_parser
     from paraamr.scoring import MetricConfig, score_records
-    from paraamr.signature import metric_signature
     from paraamr.tables.table2 import corpus_dir, table2_row
     from paraamr.utils import limited
 

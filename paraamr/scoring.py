@@ -3,6 +3,8 @@
 For each chunk of source records: paraphrases equal to their source (case-insensitive) are dropped
 and counted; each distinct sentence is parsed once (batched) and embedded once; every pair gets
 similarity, 1 - BLEU, 1 - IoU, TED-3 and TED-F; per-pair and per-source rows are streamed to disk.
+With ``self_bleu=True`` each source row also gets the Self-BLEU of its scored paraphrases
+(:func:`paraamr.metrics.lexical.self_bleu`, paraphrases in an order drawn from the source id).
 
 Files written to a corpus's shard directory by the shared shard runner (:mod:`paraamr.shards`):
 
@@ -21,6 +23,8 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from paraamr.corpus.errors import SkipLog, check_on_error
 from paraamr.corpus.records import SourceRecord, same_sentence
 from paraamr.errors import ConfigError, ParserError
@@ -30,6 +34,7 @@ from paraamr.metrics.lexical import (
     CorpusBleu,
     bleu_nltk,
     bleu_sacrebleu_sentence,
+    self_bleu,
     token_iou,
 )
 from paraamr.metrics.semantic import cosine_pairs
@@ -37,11 +42,20 @@ from paraamr.metrics.ted import VARIANTS, ted_batch
 from paraamr.parsers.base import Parsed, parse_unique
 from paraamr.shards import ChunkOutput, Shard, run_shard, total_counts
 
-__all__ = ["MetricConfig", "METRICS", "STREAMS", "score_records", "shard_result", "ShardResult"]
+__all__ = [
+    "MetricConfig",
+    "METRICS",
+    "SOURCE_METRICS",
+    "STREAMS",
+    "score_records",
+    "shard_result",
+    "ShardResult",
+]
 
 log = logging.getLogger(__name__)
 
 METRICS = ("similarity", "one_minus_bleu", "one_minus_iou", "ted3", "tedf")
+SOURCE_METRICS = ("self_bleu",)  # one value per source, present only when switched on
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,7 @@ class MetricConfig:
     workers: int = 1
     on_error: str = "raise"
     lowercase: bool = False  # lowercase tokens before BLEU and IoU (default: case as written)
+    self_bleu: bool = False  # Self-BLEU among a source's paraphrases (authors' script, 5 compared)
 
     def __post_init__(self) -> None:
         if self.bleu not in BLEU_VARIANTS:
@@ -140,6 +155,7 @@ class _PairScorer:
         )
         teds = self._teds([(s.tree, p.tree) for _, _, _, s, p in cand])
         by_source: dict[int, list[dict]] = {}
+        tokens: dict[int, list[list[str]]] = {}
         for (i, sid, j, src, para), sim, ted in zip(cand, sims, teds, strict=True):
             r = records[i]
             if isinstance(ted, str):
@@ -160,6 +176,7 @@ class _PairScorer:
                 "tedf": ted[1],
             }
             by_source.setdefault(i, []).append(row)
+            tokens.setdefault(i, []).append(self._tok(para))
         for i, rows in by_source.items():
             r = records[i]
             means = source_means(rows, METRICS)
@@ -169,6 +186,8 @@ class _PairScorer:
                 "n_pairs": len(rows),
                 **means,
             }
+            if self.cfg.self_bleu:
+                srow["self_bleu"] = _self_bleu_of(tokens[i], srow["source_id"])
             yield srow, rows
 
     def _teds(self, pairs: list[tuple[str, str]]) -> list:
@@ -207,6 +226,13 @@ def _with_ids(records: Iterable[SourceRecord], first_id: int) -> Iterator[Source
         if r.index is None:
             r.index = first_id + k
         yield r
+
+
+def _self_bleu_of(paraphrases: list[list[str]], source_id: int) -> float:
+    """Self-BLEU with the paraphrases in an order drawn from the source id: the authors' script
+    shuffles them (unseeded), this shuffle is the same in every run and shard."""
+    order = np.random.default_rng(source_id).permutation(len(paraphrases))
+    return self_bleu([paraphrases[k] for k in order])
 
 
 def score_records(

@@ -2,14 +2,12 @@
 
 One type for every stage: :class:`Signature`, a ``str`` of ``key:value`` fields joined by ``|``
 (so it prints, compares and serialises as the line itself) whose :attr:`~Signature.fields` parse
-it back. Metrics (:func:`metric_signature`), the corpus builder
+it back. Metrics (:func:`paraamr.metrics.signature.metric_signature`), the corpus builder
 (:func:`paraamr.builder.pipeline.Builder.signature`), STS (:func:`paraamr.sts.sts_signature`)
 and training runs (Table 5 jobs) all produce one.
 
->>> s = metric_signature(similarity="minilm", parser_sig="gold(...)", bleu="nltk-sentence",
-...                      ted_variant="paraamr", ted_kernel="edist", ted3_depth=3, data="x")
->>> s.split("|")[:3]
-['paraamr:0.1.0', 'data:x', 'agg:src-mean,drop-identical:ci']
+>>> package_versions()["paraamr"]
+'0.1.0'
 """
 
 from __future__ import annotations
@@ -18,9 +16,10 @@ from importlib import metadata
 
 from paraamr.errors import InputError
 
-__all__ = ["Signature", "metric_signature", "package_versions"]
+__all__ = ["Signature", "package_versions", "PACKAGES"]
 
-_PACKAGES = (
+#: packages whose versions signatures name
+PACKAGES = (
     "torch",
     "transformers",
     "sentence-transformers",
@@ -71,37 +70,4 @@ def _version(pkg: str) -> str:
 
 
 def package_versions() -> dict[str, str]:
-    return {p: _version(p) for p in ("paraamr", *_PACKAGES)}
-
-
-def metric_signature(
-    *,
-    similarity: str,
-    parser_sig: str,
-    bleu: str,
-    ted_variant: str,
-    ted_kernel: str,
-    ted3_depth: int,
-    data: str,
-    lowercase: bool = False,
-) -> Signature:
-    """One line naming metric variants, model, parser, tokenization, data and versions."""
-    v = package_versions()
-    case = "lower" if lowercase else "as-written"
-    parts = [
-        f"paraamr:{v['paraamr']}",
-        f"data:{data}",
-        "agg:src-mean,drop-identical:ci",
-        f"sim:cos({similarity})",
-        (
-            f"bleu:{bleu},w:uniform4,tok:parser"
-            if bleu == "nltk-sentence"
-            else f"bleu:{bleu},tok:13a"
-        )
-        + f",case:{case}",
-        f"iou:token-set,tok:parser,case:{case}",
-        f"ted:{ted_variant},d3:{ted3_depth},unit-cost,words:no,pos:yes,kernel:{ted_kernel}",
-        f"parser:{parser_sig}",
-        "versions:" + ",".join(f"{k}-{v[k]}" for k in _PACKAGES),
-    ]
-    return Signature("|".join(parts))
+    return {p: _version(p) for p in ("paraamr", *PACKAGES)}

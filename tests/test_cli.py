@@ -7,17 +7,13 @@ import pytest
 from paraamr.cli import main
 
 
-def test_ted_command(capsys):
-    main(
-        [
-            "ted",
-            "(ROOT (S (NP (PRP I)) (VP (VBP know))))",
-            "(ROOT (S (VP (VB go)) (. .)))",
-            "--depth",
-            "3",
-        ]
-    )
-    assert capsys.readouterr().out.strip() == "2"
+@pytest.mark.parametrize("extra,expected", [([], "4"), (["--variant", "root-depth"], "2")])
+def test_ted_command(capsys, extra, expected):
+    a, b = "(ROOT (S (NP (PRP I)) (VP (VBP know))))", "(ROOT (S (VP (VB go)) (. .)))"
+    main(["ted", a, b, "--depth", "3", *extra])
+    # default: the authors' script keeps d <= 4 from ROOT, all of both trees: the full TED, 4;
+    # root-depth keeps ROOT, S and the level below S: (ROOT (S NP VP)) vs (ROOT (S VP .)), 2
+    assert capsys.readouterr().out.strip() == expected
 
 
 def test_metric_on_tree_pairs(tmp_path, capsys):

@@ -215,4 +215,7 @@ def test_ted_agreement_with_gold(nlp, ptb_dir):
     assert result["n_sentences"] > 2500 and result["n_pairs"] == 1000 and result["seed"] == 0
     assert result["spacy_version"] == spacy.__version__ and MODEL in result["spacy_model"]
     assert result["spearman_tedf"] >= 0.90, result
-    assert result["spearman_ted3"] >= 0.80, result
+    # TED-3 of the default preset (the authors' script, 5 layers): 0.828 measured here
+    # (spaCy 3.8.18, en_core_web_sm 3.8.0, 1000 pairs, seed 0); root-depth gave 0.843
+    assert result["ted_variant"] == "paraamr-v2"
+    assert result["spearman_ted3"] >= 0.81, result

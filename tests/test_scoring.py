@@ -192,3 +192,25 @@ def test_lowercase_option_changes_lexical_metrics_only(tmp_path):
     assert b["one_minus_iou"] == pytest.approx(100 * (1 - 6 / 7), abs=1e-3)
     assert a["one_minus_iou"] > b["one_minus_iou"] and a["one_minus_bleu"] > b["one_minus_bleu"]
     assert (a["ted3"], a["tedf"], a["similarity"]) == (b["ted3"], b["tedf"], b["similarity"])
+
+
+@pytest.mark.filterwarnings("ignore:\\s*The hypothesis contains 0 counts")
+def test_self_bleu_column_is_the_authors_script_and_off_by_default(gold_corpus, tmp_path):
+    from ted_originals import paraamr_script_self_bleu
+
+    _score(gold_corpus, tmp_path / "off")
+    assert "self_bleu" not in table2_row(tmp_path / "off", "gold")
+    _score(gold_corpus, tmp_path / "on", MetricConfig(self_bleu=True))
+    src_rows = [
+        json.loads(x) for x in _stream(tmp_path / "on", "sources").read_text().split("\n") if x
+    ]
+    recs = {r.text: r for r in read_corpus(gold_corpus)}
+    for s in src_rows:
+        scored = [p.text for p in recs[s["source"]].paraphrases][:2]  # the 3rd equals the source
+        order = np.random.default_rng(s["source_id"]).permutation(2)
+        assert s["self_bleu"] == paraamr_script_self_bleu([scored[k] for k in order])
+    merged = table2_row(tmp_path / "on", "gold")
+    assert merged["self_bleu"] == round(100 * np.mean([s["self_bleu"] for s in src_rows]), 4)
+    for i in range(3):  # the order comes from the source id: shards give the same values
+        _score(gold_corpus, tmp_path / "sh3", MetricConfig(self_bleu=True), shard=i, n=3)
+    assert table2_row(tmp_path / "sh3", "gold")["self_bleu"] == merged["self_bleu"]

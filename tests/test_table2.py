@@ -105,6 +105,7 @@ def test_corpus_spec_errors():
         ("ted", "aesop"),
         ("ted", "qcpg"),
         ("ted", "paraamr-script"),
+        ("ted", "root-depth"),
         ("similarity", "simcse"),
     ],
 )
@@ -113,6 +114,31 @@ def test_config_groups_compose(group, option, compose_config):
     assert c[group]
     paper = compose_config("table2", "+experiment=table2_paper")
     assert paper.similarity.name == "simcse" and paper.parser._target_.endswith("StanzaParser")
+
+
+def test_ted_configs_name_existing_presets(compose_config):
+    from paraamr.metrics.ted import VARIANTS
+
+    for name in VARIANTS:
+        assert compose_config("table2", f"ted={name}").ted.variant == name
+
+
+def test_self_bleu_column_only_when_scored(compose_config):
+    from paraamr.tables.render import render_markdown
+    from paraamr.tables.table2 import table2_layout
+
+    def render_table2_markdown(rows, meta):
+        return render_markdown(table2_layout(rows), rows, kind="offline analogue")
+
+    assert compose_config("table2").metrics.self_bleu is False
+    row = {"dataset": "X", "n_sources": 1, "n_pairs": 2, "signature": "s"}
+    row |= dict.fromkeys(("similarity", "one_minus_bleu", "one_minus_iou", "ted3", "tedf"), 1.0)
+    plain = render_table2_markdown([row], {})
+    assert "Self-BLEU" not in plain
+    md = render_table2_markdown([row | {"self_bleu": 42.5}], {})
+    header = next(line for line in md.splitlines() if line.startswith("| dataset"))
+    assert header.endswith("| TED-F | Self-BLEU |")
+    assert "| 1.00 | 42.50 |" in md and "| 13.94 | – |" in md  # the paper has no Self-BLEU
 
 
 def test_stanza_without_models_says_how_to_download():

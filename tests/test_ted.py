@@ -22,7 +22,9 @@ B = "(ROOT (S (VP (VB go)) (. .)))"
 def test_public_function_examples():
     assert tree_edit_distance(A, A) == 0
     assert tree_edit_distance(A, B) == 4
-    assert tree_edit_distance(A, B, depth=3) == 2
+    # the authors' script keeps ROOT, S and three levels below S: all of A and B
+    assert tree_edit_distance(A, B, depth=3) == 4
+    assert tree_edit_distance(A, B, depth=3, variant="root-depth") == 2
     assert tree_edit_distance(A, B, kernel="zss") == 4
 
 
@@ -77,9 +79,46 @@ def test_ted_is_a_metric(a, b, c):
 def test_variants_differ_as_documented():
     from paraamr.metrics.trees import parse_bracketed
 
-    t = parse_bracketed("(ROOT (S (S (NP (NN a)) (VP (VB b)))))")
-    assert to_bracketed(prepare(t, 3, VARIANTS["paraamr"])) == "(ROOT (S S))"
-    assert to_bracketed(prepare(t, 3, VARIANTS["paraamr-script"])) == "(ROOT (ROOT (S (S NP VP))))"
-    assert to_bracketed(prepare(t, 3, VARIANTS["aesop"])) == "(S (NP NN) (VP VB))"
+    t = parse_bracketed("(ROOT (S (S (NP (NN a)) (VP (VB b) (NP (DT c) (NN d))))))")
+    # script: d = 0 at ROOT, nodes with d > 4 dropped (DT, NN of the object NP)
+    assert to_bracketed(prepare(t, 3)) == "(ROOT (S (S (NP NN) (VP VB NP))))"
+    assert to_bracketed(prepare(t, 3, VARIANTS["paraamr-script"])) == (
+        "(ROOT (ROOT (S (S (NP NN) (VP VB NP)))))"
+    )
+    assert to_bracketed(prepare(t, 3, VARIANTS["root-depth"])) == "(ROOT (S S))"
+    # AESOP: height 3 from ROOT, then every S spliced out under a fresh S
+    assert to_bracketed(prepare(t, 3, VARIANTS["aesop"])) == "(S ROOT)"
+    assert (
+        to_bracketed(prepare(t, None, VARIANTS["aesop"])) == "(S (ROOT (NP NN) (VP VB (NP DT NN))))"
+    )
+    # QCPG: no ROOT (benepar), max_depth 3 from 0 at the top S
+    assert to_bracketed(prepare(t, 3, VARIANTS["qcpg"])) == "(S (S (NP NN) (VP VB NP)))"
     q = ted_trees(parse_bracketed(A), parse_bracketed(B), depth=3, variant="qcpg")
-    assert q == pytest.approx(2 / (4 + 4))
+    # S(NP(PRP) VP(VBP)) vs S(VP(VB) .): delete NP, PRP, relabel VBP->VB, insert . = 4 edits
+    assert q == pytest.approx(4 / (5 + 4))
+
+
+def test_every_preset_is_versioned_in_the_signature():
+    from paraamr.metrics.signature import metric_signature
+
+    sig = metric_signature(
+        similarity="m",
+        parser_sig="p",
+        bleu="nltk-sentence",
+        ted_variant="paraamr",
+        ted_kernel="edist",
+        ted3_depth=3,
+        data="d",
+    )
+    assert "|ted:paraamr-v2," in sig
+    assert len({v.describe() for v in VARIANTS.values()}) == len(VARIANTS)
+    with pytest.raises(ValueError, match="TED variant"):
+        metric_signature(
+            similarity="m",
+            parser_sig="p",
+            bleu="nltk-sentence",
+            ted_variant="nope",
+            ted_kernel="edist",
+            ted3_depth=3,
+            data="d",
+        )

@@ -1,4 +1,5 @@
-"""Lexical diversity: 1 - BLEU and 1 - token-set IoU between a source and its paraphrase.
+"""Lexical diversity: 1 - BLEU and 1 - token-set IoU between a source and its paraphrase, and
+Self-BLEU among a source's paraphrases.
 
 BLEU variants (``BLEU_VARIANTS``):
 
@@ -25,6 +26,8 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
+import numpy as np
+
 from paraamr.errors import InputError
 
 __all__ = [
@@ -32,6 +35,7 @@ __all__ = [
     "bleu_nltk",
     "bleu_sacrebleu_sentence",
     "token_iou",
+    "self_bleu",
     "ngram_stats",
     "CorpusBleu",
 ]
@@ -119,3 +123,42 @@ def token_iou(a: Sequence[str], b: Sequence[str]) -> float:
     if not union:
         raise InputError("token_iou of two empty token lists is undefined")
     return len(sa & sb) / len(union)
+
+
+def self_bleu(paraphrases: Sequence[Sequence[str]], num: int = 5) -> float:
+    """Self-BLEU of one source's paraphrases, as the ParaAMR authors' Self-BLEU script computes it.
+
+    The list (in the order given) is doubled until it has ``num`` entries and cut to ``num``;
+    each entry is scored with :func:`bleu_nltk` against each other entry (all ordered pairs
+    ``i != j``) and the scores are averaged (``numpy.mean``, as the script). Higher means the
+    paraphrases are more alike. A single paraphrase is compared with copies of itself (1.0 from
+    four tokens on).
+    The script shuffles each source's paraphrases first (unseeded); callers that want the same
+    sampling pass a shuffled list.
+
+    Args:
+        paraphrases: token lists of the paraphrases (the parser's tokens).
+        num: paraphrases compared (the script's ``--num``, default 5).
+
+    Returns:
+        Self-BLEU in [0, 1].
+
+    Raises:
+        ValueError: for an empty list or ``num < 2``.
+
+    >>> self_bleu([["a", "b", "c", "d"]])
+    1.0
+    >>> a, b = "the cat sat on mat".split(), "the cat sat on rug".split()
+    >>> round(self_bleu([a, b], num=2), 4)  # both ways (4/5 * 3/4 * 2/3 * 1/2) ** (1/4)
+    0.6687
+    """
+    if not paraphrases:
+        raise ValueError("self_bleu needs at least one paraphrase")
+    if num < 2:
+        raise ValueError(f"self_bleu compares at least 2 paraphrases, num={num}")
+    padded = list(paraphrases)
+    while len(padded) < num:
+        padded += padded
+    padded = padded[:num]
+    scores = [bleu_nltk(padded[j], padded[i]) for i in range(num) for j in range(num) if i != j]
+    return float(np.mean(scores))

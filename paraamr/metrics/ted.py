@@ -1,20 +1,30 @@
 """Tree edit distance (TED) between constituency parses: TED-3, TED-F and the literature's variants.
 
 Unit costs (insert, delete, relabel = 1), word leaves not counted, part-of-speech nodes counted.
-Depth ``k`` keeps the nodes at depth <= k with the outermost bracket at depth 1: TED-3 is
-``depth=3`` and TED-F the whole tree.
+TED-F is the whole tree; TED-3 is ``depth=3``, whose meaning is each preset's original's
+(:data:`VARIANTS`; tested equal to the original code on real Penn Treebank pairs):
+
+- ``paraamr`` (default) and ``paraamr-script``: the ParaAMR authors' TED script. It walks the
+  parser's tree from its ``ROOT`` (``d = 0``) and stops when ``d > 4``: ROOT, the node below it
+  (``S``) and three levels below that. ``depth=k`` keeps ``d <= k + 1``.
+- ``root-depth`` (``paraamr`` before v2): nodes at depth <= k, the outermost bracket at depth 1.
+- ``aesop``: AESOP's ``trim_str(height=k)`` (ROOT at height 1), then every ``S`` node replaced by
+  its children under one fresh ``S`` (TED-F: the same splice on the whole tree).
+- ``qcpg``: QCPG's ``normalize_tree(max_depth=k)`` on benepar strings, which have no ROOT
+  bracket: a top ROOT with one child is dropped, then ``d <= k`` with ``d = 0`` at the new top;
+  the distance is divided by the two cut trees' node counts.
 
 Two kernels compute the same exact Zhang-Shasha distance:
 
 - ``edist`` (default): the compiled ``edist.ted.standard_ted``; ~1000x faster.
 - ``zss``: the pure-Python reference implementation, kept for verification.
 
->>> tree_edit_distance("(ROOT (S (NP (PRP I)) (VP (VBP know))))",
-...                    "(ROOT (S (VP (VB go)) (. .)))")
-4
->>> tree_edit_distance("(ROOT (S (NP (PRP I)) (VP (VBP know))))",
-...                    "(ROOT (S (VP (VB go)) (. .)))", depth=3)
-2
+>>> a = "(ROOT (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (PRP it))))))"
+>>> b = "(ROOT (S (NP (PRP It)) (VP (VBD slept))))"
+>>> tree_edit_distance(a, b), tree_edit_distance(a, b, depth=3)
+(6, 5)
+>>> tree_edit_distance(a, b, depth=3, variant="root-depth")
+0
 """
 
 from __future__ import annotations
@@ -42,27 +52,44 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TEDVariant:
-    """How a TED number is computed. Every field goes into the metric signature.
+    """How a TED number is computed. Its :meth:`describe` (name and version) goes into the
+    metric signature; the version changes whenever the preset's definition changes.
+
+    A tree is prepared in this order: words dropped (part-of-speech nodes become the leaves),
+    ``drop_root``, the depth cut, ``splice``, ``wrap``.
 
     Attributes:
         name: preset name.
-        wrap_root: add an extra ``ROOT`` node above the parser's tree before cutting.
-        drop_root: start from the child of a single-child ``ROOT`` (cut counts from there).
-        depth_offset: added to the requested depth (``TED-3`` asks for 3).
-        collapse_unary_s: merge ``S`` nodes whose only child is another ``S`` (AESOP-style).
+        version: definition version (``paraamr`` v1 is ``root-depth``).
+        drop_root: start from the only child of a top ``ROOT`` node (benepar-style trees).
+        depth_offset: the cut keeps nodes at depth <= ``depth + depth_offset``, the top of the
+            tree (after ``drop_root``) at depth 1.
+        splice: labels of nodes replaced by their children (AESOP: ``S`` and unlabelled nodes).
+        wrap: label of a fresh node put above the tree (after the cut and the splice).
         normalize: ``None`` for raw edit counts, ``"sum"`` to divide by the two trees' node counts.
+        note: one line for the README and ``--help``.
     """
 
     name: str
-    wrap_root: bool = False
+    version: int = 1
     drop_root: bool = False
     depth_offset: int = 0
-    collapse_unary_s: bool = False
+    splice: frozenset[str] = frozenset()
+    wrap: str | None = None
     normalize: str | None = None
     note: str = ""
 
+    def __post_init__(self) -> None:
+        if self.splice and self.wrap is None:
+            raise ValueError(f"TED variant {self.name!r}: splice needs a wrap node")
+
     def describe(self) -> str:
-        return self.name
+        """``name-vN``, the TED part of the signature.
+
+        >>> VARIANTS["paraamr"].describe()
+        'paraamr-v2'
+        """
+        return f"{self.name}-v{self.version}"
 
 
 VARIANTS: dict[str, TEDVariant] = {
@@ -70,55 +97,78 @@ VARIANTS: dict[str, TEDVariant] = {
     for v in [
         TEDVariant(
             "paraamr",
-            note="default: outermost bracket (ROOT) at depth 1, POS nodes counted, words dropped",
+            version=2,
+            depth_offset=2,
+            note="default, the ParaAMR authors' TED script: the parser's ROOT, the node below it "
+            "and `depth` levels below that (d <= depth + 1, d = 0 at ROOT); POS nodes kept, "
+            "words dropped",
         ),
         TEDVariant(
             "paraamr-script",
-            wrap_root=True,
+            version=2,
             depth_offset=2,
-            note="ParaAMR metric script: stanza tree under an extra ROOT node, nodes deeper "
-            "than 4 (0-based from the extra node) cut, i.e. one layer more than `paraamr`",
+            wrap="ROOT",
+            note="the authors' script built literally: `paraamr` under the script's extra ROOT "
+            "node (same distances: a common top node never changes a tree edit distance)",
+        ),
+        TEDVariant(
+            "root-depth",
+            note="`paraamr` v1: nodes at depth <= `depth`, the outermost bracket (ROOT) at depth 1",
         ),
         TEDVariant(
             "aesop",
-            drop_root=True,
-            collapse_unary_s=True,
-            note="AESOP-style: height counted below ROOT, unary S-over-S chains merged",
+            version=2,
+            splice=frozenset({"S", ""}),
+            wrap="S",
+            note="AESOP's eval_utils: cut at height `depth` (ROOT at 1; AESOP cuts only for 3), "
+            "then every S (and unlabelled) node replaced by its children under a fresh S",
         ),
         TEDVariant(
             "qcpg",
+            version=2,
+            drop_root=True,
+            depth_offset=1,
             normalize="sum",
-            note="QCPG-style: depth 3 (benepar parses in the original), distance divided by "
-            "the sum of the two pruned trees' node counts",
+            note="QCPG's syntdiv_metric on benepar-style trees: a single-child ROOT dropped, "
+            "max_depth=`depth` from 0 at the new top, distance / sum of the two cut trees' "
+            "node counts",
         ),
     ]
 }
 
 
-def _collapse_s(tree: Tree) -> Tree:
+def _spliced(tree: Tree, labels: frozenset[str]) -> list[Tree]:
+    """``tree`` with every node labelled in ``labels`` replaced by its children (a forest).
+
+    >>> _spliced(("S", (("NP", ()), ("S", (("VP", ()),)))), frozenset({"S"}))
+    [('NP', ()), ('VP', ())]
+    """
     label, children = tree
-    children = tuple(_collapse_s(c) for c in children)
-    while label == "S" and len(children) == 1 and children[0][0] == "S":
-        children = children[0][1]
-    return (label, children)
+    kids = tuple(k for c in children for k in _spliced(c, labels))
+    return list(kids) if label in labels else [(label, kids)]
 
 
 def prepare(tree: Tree, depth: int | None, variant: TEDVariant = VARIANTS["paraamr"]) -> Tree:
-    """Apply a variant's cut to a full parse (words still attached or not).
+    """Apply a variant's cut to a full parse (with its words: they are dropped here).
 
     >>> from paraamr.metrics.trees import to_bracketed
-    >>> to_bracketed(prepare(parse_bracketed("(ROOT (S (NP (PRP I)) (VP (VBP know))))"), 2))
-    '(ROOT S)'
+    >>> t = parse_bracketed("(ROOT (S (NP (PRP I)) (VP (VBP know))))")
+    >>> to_bracketed(prepare(t, 1)), to_bracketed(prepare(t, 1, VARIANTS["root-depth"]))
+    ('(ROOT (S NP VP))', 'ROOT')
     """
-    tree = strip_words(tree)
+    return _cut(strip_words(tree), depth, variant)
+
+
+def _cut(tree: Tree, depth: int | None, variant: TEDVariant) -> Tree:
+    """:func:`prepare` on a tree whose words are already dropped."""
     if variant.drop_root and tree[0] == "ROOT" and len(tree[1]) == 1:
         tree = tree[1][0]
-    if variant.collapse_unary_s:
-        tree = _collapse_s(tree)
-    if variant.wrap_root:
-        tree = ("ROOT", (tree,))
     if depth is not None:
         tree = prune(tree, depth + variant.depth_offset)
+    if variant.splice:
+        return (variant.wrap, tuple(_spliced(tree, variant.splice)))
+    if variant.wrap is not None:
+        tree = (variant.wrap, (tree,))
     return tree
 
 
@@ -187,7 +237,8 @@ def _native_distance(kernel: str, a, b) -> int:
 
 def _converted(tree: Tree, kernel: str) -> tuple:
     """A cut tree in the kernel's own format, with its node count (for normalisation)."""
-    return _CONVERT[kernel](tree), size(tree)
+    converted = _CONVERT[kernel](tree)
+    return converted, len(converted[0]) if kernel == "edist" else size(tree)
 
 
 def _distance(a: tuple, b: tuple, kernel: str, v: TEDVariant) -> float:
@@ -203,20 +254,21 @@ def ted_batch(
     kernel: str = "edist",
 ) -> list[tuple[float, float] | str]:
     """(TED-depth3, TED-F) for many pairs of bracket strings; each distinct tree is read, cut and
-    converted once. A pair with an unreadable tree gives the error message instead.
+    converted once, and TED-3 reuses TED-F when the cut left both trees whole. A pair with an
+    unreadable tree gives the error message instead.
 
     >>> ted_batch([("(ROOT (S (NP (PRP I)) (VP (VBP know))))", "(ROOT (S (VP (VB go)) (. .)))")])
-    [(2, 4)]
+    [(4, 4)]
     """
     v = VARIANTS[variant]
     cache: dict[str, tuple] = {}
 
     def prepared(text: str) -> tuple:
         if text not in cache:
-            t = parse_bracketed(text)
+            t = strip_words(parse_bracketed(text))
             cache[text] = (
-                _converted(prepare(t, depth3, v), kernel),
-                _converted(prepare(t, None, v), kernel),
+                _converted(_cut(t, depth3, v), kernel),
+                _converted(_cut(t, None, v), kernel),
             )
         return cache[text]
 
@@ -227,7 +279,10 @@ def ted_batch(
         except TreeError as e:
             out.append(str(e))
             continue
-        out.append((_distance(a3, b3, kernel, v), _distance(af, bf, kernel, v)))
+        full = _distance(af, bf, kernel, v)
+        # a cut that removed nothing from either tree (equal node counts) gives the same trees
+        uncut = a3[1] == af[1] and b3[1] == bf[1]
+        out.append((full if uncut else _distance(a3, b3, kernel, v), full))
     return out
 
 
@@ -266,9 +321,18 @@ def tree_edit_distance(
 
     Args:
         tree_a, tree_b: e.g. ``"(ROOT (S (NP (PRP I)) (VP (VBP know))))"``.
-        depth: keep nodes at depth <= ``depth`` (outermost bracket = 1); ``None`` = full tree.
-        variant: a preset of :data:`VARIANTS` (``paraamr``, ``paraamr-script``, ``aesop``,
-            ``qcpg``).
+        depth: ``None`` = the full tree (TED-F); ``k`` cuts the tree as the preset's original
+            does at ``k`` (TED-3 is ``k = 3``), ``d`` counting from 0 at the outermost bracket:
+
+            - ``paraamr``, ``paraamr-script``: ``d <= k + 1`` (ROOT, the node below it and
+              ``k`` levels below that; the authors' script stops at ``d > 4``);
+            - ``root-depth``: ``d <= k - 1`` (outermost bracket at depth 1, depth <= ``k``);
+            - ``aesop``: ``d <= k - 1`` (AESOP's ``trim_str`` height, ROOT at height 1), then
+              ``S`` nodes spliced out;
+            - ``qcpg``: a single-child ROOT dropped first, then ``d <= k`` from the new top
+              (QCPG's ``max_depth``).
+        variant: a preset of :data:`VARIANTS` (``paraamr``, ``paraamr-script``, ``root-depth``,
+            ``aesop``, ``qcpg``).
         kernel: ``edist`` (compiled, default) or ``zss`` (reference).
 
     Returns:

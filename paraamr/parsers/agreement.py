@@ -4,8 +4,9 @@ The gold trees of a PTB sample (``wsj_*.mrg``) are cleaned (:func:`clean_ptb`), 
 parsed by spaCy with the gold tokenisation (one sentence per tree: spaCy is not allowed to split
 it), and each parse is projected to a phrase-structure tree by
 :func:`paraamr.parsers.projection.project_sentence`. Random pairs of distinct sentences are then
-scored with TED-F (full tree) and TED-3 (depth 3) on both sides, and the rank (Spearman) and
-linear (Pearson) correlations between the gold and projected distances are reported.
+scored with TED-F (full tree) and TED-3 (depth 3, the default ``paraamr`` preset) on both sides,
+and the rank (Spearman) and linear (Pearson) correlations between the gold and projected
+distances are reported.
 
 Run it as::
 
@@ -24,7 +25,7 @@ from statistics import mean
 from typing import Any
 
 from paraamr.errors import DataNotFoundError, InputError
-from paraamr.metrics.ted import ted_trees
+from paraamr.metrics.ted import VARIANTS, ted_trees
 from paraamr.metrics.trees import Tree, clean_ptb, leaves, parse_many
 from paraamr.parsers.projection import project_sentence
 from paraamr.parsers.spacy_backend import DEFAULT_SPACY_MODEL as DEFAULT_MODEL
@@ -164,6 +165,7 @@ def measure_agreement(
         "spacy_model": f"{nlp.meta.get('lang', 'en')}_{nlp.meta.get('name', '?')}"
         f"-{nlp.meta.get('version', '?')}",
         "spacy_version": spacy.__version__,
+        "ted_variant": VARIANTS["paraamr"].describe(),
     }
 
 

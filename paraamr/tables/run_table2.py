@@ -11,12 +11,11 @@ from omegaconf import DictConfig, OmegaConf
 from paraamr.corpus.errors import SkipLog
 from paraamr.data import resolve_data_dir
 from paraamr.errors import DataNotFoundError
+from paraamr.metrics.signature import metric_signature
 from paraamr.scoring import MetricConfig, score_records
 from paraamr.shards import Shard
-from paraamr.signature import metric_signature
 from paraamr.tables.render import run_kind, wandb_rows, write_table
 from paraamr.tables.table2 import (
-    TABLE2,
     TABLE2_COLUMNS,
     common_subset,
     corpus_dir,
@@ -24,6 +23,7 @@ from paraamr.tables.table2 import (
     parse_corpus_specs,
     shard_of,
     subset_stream,
+    table2_layout,
     table2_row,
 )
 from paraamr.tracking import log_table, wandb_run
@@ -62,6 +62,7 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
         ted3_depth=mcfg.ted3_depth,
         data=data_label,
         lowercase=mcfg.lowercase,
+        self_bleu=mcfg.self_bleu,
     )
     total = len(keys) if not cfg.limit else min(len(keys), int(cfg.limit))
     total = (total - cfg.shard + cfg.num_shards - 1) // cfg.num_shards
@@ -107,7 +108,8 @@ def finish_table2(
     """Merge shards into rows, write table2.{md,csv,json} and log to W&B."""
     rows = [table2_row(out_dir, n, bootstrap=bootstrap, seed=seed) for n in names]
     meta = {"run_kind": run_kind(rows[0]["signature"]), **meta}
-    paths = write_table(TABLE2, rows, out_dir, meta)
+    layout = table2_layout(rows)
+    paths = write_table(layout, rows, out_dir, meta)
     wb = wandb_cfg or {"enabled": False}
     if wb.get("enabled", True):
         for r in rows:
@@ -121,7 +123,7 @@ def finish_table2(
             ) as run:
                 if run is not None:
                     run.summary.update({k: v for k, v in r.items() if k in TABLE2_COLUMNS})
-        cols, table_rows = wandb_rows(TABLE2, rows)
+        cols, table_rows = wandb_rows(layout, rows)
         with wandb_run(
             project=wb["project"],
             group=wb["group"],

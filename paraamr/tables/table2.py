@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
@@ -22,7 +22,7 @@ from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.metrics.aggregate import bootstrap_ci, corpus_means
 from paraamr.metrics.lexical import CorpusBleu
 from paraamr.paper import PAPER_TABLE2, PAPER_TABLE2_SOURCES
-from paraamr.scoring import METRICS, shard_result
+from paraamr.scoring import METRICS, SOURCE_METRICS, shard_result
 from paraamr.shards import Shard, merged_rows, shard_states
 from paraamr.tables.render import Column, Layout
 from paraamr.utils import limited
@@ -30,6 +30,7 @@ from paraamr.utils import limited
 __all__ = [
     "TABLE2_COLUMNS",
     "TABLE2",
+    "table2_layout",
     "CorpusSpec",
     "parse_corpus_specs",
     "default_corpora",
@@ -58,7 +59,7 @@ TABLE2_COLUMNS = (
 
 def _table2_notes(r: dict) -> list[str]:
     notes = []
-    ci = {m: r[f"{m}_ci95"] for m in METRICS if f"{m}_ci95" in r}
+    ci = {m: r[f"{m}_ci95"] for m in (*METRICS, *SOURCE_METRICS) if f"{m}_ci95" in r}
     if ci:
         notes.append(f"95% bootstrap CI: {ci}")
     if r.get("skipped") or r.get("dropped_identical"):
@@ -92,6 +93,17 @@ TABLE2 = Layout(
     paper_source="paper (Huang et al. 2023, Table 2)",
     row_notes=_table2_notes,
 )
+
+
+def table2_layout(rows: list[dict]) -> Layout:
+    """:data:`TABLE2`, plus a Self-BLEU column when the rows have it (``metrics.self_bleu``)."""
+    if not any(r.get("self_bleu") is not None for r in rows):
+        return TABLE2
+    return replace(
+        TABLE2,
+        columns=(*TABLE2.columns, Column("self_bleu", "Self-BLEU")),
+        intro=(*TABLE2.intro, "Self-BLEU in percent (lower: more diverse)."),
+    )
 
 
 @dataclass(frozen=True)
@@ -205,16 +217,20 @@ def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: 
         for k, v in r.skips["by_reason"].items():
             skips[k] = skips.get(k, 0) + v
         cbleu.merge(r.corpus_bleu_stats)
-    means = corpus_means(rows, METRICS)
+    means = corpus_means(rows, METRICS + SOURCE_METRICS)
     row = {"dataset": name, "n_sources": len(rows), "n_pairs": n_pairs}
-    for m in METRICS:
+    for m in METRICS + SOURCE_METRICS:
         v = means[m]
+        if m in SOURCE_METRICS and v is None:
+            continue  # optional metric that was not computed
         if m == "one_minus_bleu" and v is None and cbleu.stats[0]:
             v = 1.0 - cbleu.score()  # corpus-level BLEU variant
-        scale = 100.0 if m in ("similarity", "one_minus_bleu", "one_minus_iou") else 1.0
+        scale = (
+            100.0 if m in ("similarity", "one_minus_bleu", "one_minus_iou", "self_bleu") else 1.0
+        )
         row[m] = None if v is None else round(v * scale, 4)
         if bootstrap and means[m] is not None:
-            lo, hi = bootstrap_ci([r[m] for r in rows], bootstrap, seed=seed)
+            lo, hi = bootstrap_ci([r.get(m) for r in rows], bootstrap, seed=seed)
             row[f"{m}_ci95"] = [round(lo * scale, 4), round(hi * scale, 4)]
     row["dropped_identical"] = dropped
     row["skipped"] = skips

@@ -1,0 +1,64 @@
+"""The signature of Table 2 metric numbers (a :class:`paraamr.signature.Signature`).
+
+>>> s = metric_signature(similarity="minilm", parser_sig="gold(...)", bleu="nltk-sentence",
+...                      ted_variant="paraamr", ted_kernel="edist", ted3_depth=3, data="x")
+>>> s.split("|")[:3]
+['paraamr:0.1.0', 'data:x', 'agg:src-mean,drop-identical:ci']
+"""
+
+from __future__ import annotations
+
+from paraamr.errors import ConfigError
+from paraamr.signature import PACKAGES, Signature, package_versions
+
+__all__ = ["metric_signature"]
+
+
+def metric_signature(
+    *,
+    similarity: str,
+    parser_sig: str,
+    bleu: str,
+    ted_variant: str,
+    ted_kernel: str,
+    ted3_depth: int,
+    data: str,
+    lowercase: bool = False,
+    self_bleu: bool = False,
+) -> Signature:
+    """One line naming metric variants, model, parser, tokenization, data and versions.
+
+    The TED part names the preset with its definition version (``ted:paraamr-v2``): numbers
+    from different definitions of one preset name never share a signature.
+
+    Raises:
+        ConfigError: for an unknown TED variant.
+    """
+    from paraamr.metrics.ted import VARIANTS
+
+    if ted_variant not in VARIANTS:
+        raise ConfigError(
+            f"ted.variant: unknown TED variant {ted_variant!r}; one of {tuple(VARIANTS)}"
+        )
+    v = package_versions()
+    case = "lower" if lowercase else "as-written"
+    parts = [
+        f"paraamr:{v['paraamr']}",
+        f"data:{data}",
+        "agg:src-mean,drop-identical:ci",
+        f"sim:cos({similarity})",
+        (
+            f"bleu:{bleu},w:uniform4,tok:parser"
+            if bleu == "nltk-sentence"
+            else f"bleu:{bleu},tok:13a"
+        )
+        + f",case:{case}",
+        f"iou:token-set,tok:parser,case:{case}",
+        f"ted:{VARIANTS[ted_variant].describe()},d3:{ted3_depth},unit-cost,words:no,pos:yes,"
+        f"kernel:{ted_kernel}",
+        f"parser:{parser_sig}",
+        "versions:" + ",".join(f"{k}-{v[k]}" for k in PACKAGES),
+    ]
+    if self_bleu:
+        parts.insert(-2, f"selfbleu:nltk-sentence,n:5,pad:repeat,order:rng(source-id),case:{case}")
+    return Signature("|".join(parts))
