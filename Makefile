@@ -100,3 +100,10 @@ TOP_TEST ?= $(TOP_DATA)/top-v1-train-clean/test.clean.seq
 .PHONY: top-stats
 top-stats: setup ## TOP template statistics of TOP_TRAIN, buckets of TOP_TEST; plot + JSON in results/top
 	$(PY) -m paraamr.top stats --train $(TOP_TRAIN) $(foreach t,$(TOP_TEST),--test $(t)) --out $(or $(OUT),results/top) $(ARGS)
+
+TOP_SETTINGS ?= full low_resource
+TOP_RUNS ?= results/top/runs
+.PHONY: top
+top: setup ## TOP synthetic data: generator + AP filter + parsers for TOP_SETTINGS, then Tables 2-4 in results/top
+	for s in $(TOP_SETTINGS); do $(PY) experiments/top.py setting=$$s $(ARGS) || exit 1; done
+	$(PY) analysis/make_top.py --runs '$(TOP_RUNS)/*/*/*/top.json' --out $(or $(OUT),results/top)

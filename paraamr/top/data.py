@@ -53,8 +53,9 @@ class PairDataModule(ResumableDataModule):
         def collate(items: list[tuple[str, str]]) -> Any:
             return encode_batch([s for s, _ in items], [t for _, t in items])
 
-        super().__init__(train_pairs, collate, batch_size=batch_size, seed=seed,
-                         num_workers=num_workers)  # fmt: skip
+        super().__init__(
+            train_pairs, collate, batch_size=batch_size, seed=seed, num_workers=num_workers
+        )
         self.val_pairs = list(val_pairs)
         self.val_batch_size = val_batch_size or batch_size
 
@@ -143,8 +144,9 @@ class TopData:
         if path is None:
             return []
         skips = SkipLog()
-        trees = read_trees(path, self.format, on_error=self.on_error, skips=skips,
-                           allow_empty=self.allow_empty)  # fmt: skip
+        trees = read_trees(
+            path, self.format, on_error=self.on_error, skips=skips, allow_empty=self.allow_empty
+        )
         if skips.counts:
             self.skipped[name] = dict(skips.counts)
         limit = getattr(self, f"limit_{name}")
@@ -154,6 +156,12 @@ class TopData:
         return trees
 
     def datamodule(self, train_pairs, val_pairs, encode_batch, seed: int) -> PairDataModule:
-        return PairDataModule(train_pairs, val_pairs, encode_batch, batch_size=self.batch_size,
-                              val_batch_size=self.val_batch_size, seed=seed,
-                              num_workers=self.num_workers)  # fmt: skip
+        return PairDataModule(
+            train_pairs,
+            val_pairs,
+            encode_batch,
+            batch_size=self.batch_size,
+            val_batch_size=self.val_batch_size,
+            seed=seed,
+            num_workers=self.num_workers,
+        )

