@@ -227,6 +227,7 @@ class Seq2SeqModule(pl.LightningModule):
         ):
             self._add_tokens(tokens)
         self._set_special_ids()
+        self.model.train()  # transformers loads in eval mode; fine-tune with dropout
         self._val = [0.0, 0]
 
     # ---------------------------------------------------------------- vocabulary
