@@ -298,6 +298,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             )
     else:
         raise ConfigError(f"setting must be full or low_resource, got {mode!r}")
+    if not runs:
+        raise ConfigError(f"low_resource.only={list(which)} selects none of the subsamples")
     summary: dict[str, Any] = {
         "name": cfg.name,
         "setting": mode,
