@@ -89,15 +89,19 @@ def test_tiny_end_to_end(tiny_run):
 
 @pytest.mark.slow
 def test_rerun_reuses_every_finished_stage(tiny_run, monkeypatch):
-    from paraamr.top import pipeline, train
+    """With the setting's summary removed, a rerun rebuilds it from the finished stages:
+    no training, no generation, no parsing."""
+    from paraamr.top import pipeline
+    from paraamr.top.model import Seq2SeqModule
 
     cfg, summary, _ = tiny_run
 
-    def no_training(*a, **k):
-        raise AssertionError("a finished stage was retrained")
+    def forbidden(*a, **k):
+        raise AssertionError("a finished stage ran again")
 
-    monkeypatch.setattr(train, "fit", no_training, raising=False)
-    monkeypatch.setattr("paraamr.training.fit.fit", no_training)
+    monkeypatch.setattr("paraamr.training.fit.fit", forbidden)
+    monkeypatch.setattr(Seq2SeqModule, "generate", forbidden)
+    (Path(cfg.out_dir) / "low_resource_1" / "setting.json").unlink()
     again = pipeline.run(cfg)
     assert again["runs"] == summary["runs"]
 
