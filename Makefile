@@ -104,3 +104,10 @@ top-stats: setup ## TOP template statistics of TOP_TRAIN, buckets of TOP_TEST; p
 .PHONY: ted-presets
 ted-presets: setup ## TED-3 / TED-F means of every TED preset on the ParaBank-Eval sample
 	$(PY) benchmarks/ted_presets.py --out results/bench/ted_presets.json
+
+TOP_SETTINGS ?= full low_resource
+TOP_RUNS ?= results/top/runs
+.PHONY: top
+top: setup ## TOP synthetic data: generator + AP filter + parsers for TOP_SETTINGS, then Tables 2-4 in results/top
+	for s in $(TOP_SETTINGS); do $(PY) experiments/top.py setting=$$s $(ARGS) || exit 1; done
+	$(PY) analysis/make_top.py --runs '$(TOP_RUNS)/*/*/*/top.json' --out $(or $(OUT),results/top)

@@ -24,6 +24,7 @@ ENTRY_POINTS = {
     "simcse": (("trainer", "model", "data", "callbacks", "logger"), ()),
     "table5": (("train_corpus",), ("data.path=x.jsonl",)),
     "sts": ((), ()),
+    "top": (("trainer", "model", "data", "callbacks", "logger"), ()),
 }
 PRESETS = {  # experiment presets per entry point (conf/experiment/<entry>_*.yaml)
     name: sorted(p.stem for p in (CONF / "experiment").glob(f"{name}_*.yaml"))
@@ -106,6 +107,10 @@ def test_offline_configs_instantiate(compose_config, data_dir, tmp_path):
         sim.data, path=str(data_dir / "paraphrase" / "parabank-eval"), tokenizer=module.tokenizer
     )
     assert len(dm.triplets) == 8 and dm.batch_size == sim.data.batch_size
+    top = compose_config("top", f"data.data_dir={data_dir}", "data.limit_test=5")
+    data = instantiate(top.data)
+    assert len(data.load("test")) == 5 and data.path("train").name == "train.clean.seq"
+    assert instantiate(top.callbacks.checkpoint, dirpath=str(tmp_path)).monitor == "val/loss"
 
 
 def test_config_mistakes_name_the_key(compose_config):

@@ -1,0 +1,167 @@
+"""Data settings of a TOP run (:class:`TopData`) and the data module of its seq2seq
+trainings: ``(source, target)`` string pairs, tokenized per batch by the module's tokenizer;
+shuffled, seeded, resumable mid-epoch (:class:`~paraamr.training.data.ResumableDataModule`),
+plus a fixed validation loader.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torch.utils.data import DataLoader
+
+from paraamr.errors import ConfigError
+from paraamr.training.data import ListDataset, ResumableDataModule
+
+__all__ = ["PairDataModule", "TopData"]
+
+
+class PairDataModule(ResumableDataModule):
+    """Training and validation pairs for :class:`~paraamr.top.model.Seq2SeqModule`.
+
+    Args:
+        train_pairs: ``(source, target)`` training pairs.
+        val_pairs: validation pairs (perplexity for checkpoint selection); may be empty.
+        encode_batch: ``(sources, targets) -> tensors`` (the module's ``encode_batch``).
+        batch_size: pairs per batch and device.
+        val_batch_size: ``None``: ``batch_size``.
+        seed: shuffling seed.
+        num_workers: data-loader workers.
+
+    >>> dm = PairDataModule([("a", "b")] * 3, [], lambda s, t: (list(s), list(t)), batch_size=2)
+    >>> next(iter(dm.train_dataloader()))
+    (['a', 'a'], ['b', 'b'])
+    """
+
+    def __init__(
+        self,
+        train_pairs: Sequence[tuple[str, str]],
+        val_pairs: Sequence[tuple[str, str]],
+        encode_batch: Callable[[Sequence[str], Sequence[str]], Any],
+        batch_size: int = 32,
+        val_batch_size: int | None = None,
+        seed: int = 0,
+        num_workers: int = 0,
+    ) -> None:
+        if not train_pairs:
+            raise ValueError("no training pairs")
+
+        def collate(items: list[tuple[str, str]]) -> Any:
+            return encode_batch([s for s, _ in items], [t for _, t in items])
+
+        super().__init__(
+            train_pairs, collate, batch_size=batch_size, seed=seed, num_workers=num_workers
+        )
+        self.val_pairs = list(val_pairs)
+        self.val_batch_size = val_batch_size or batch_size
+
+    def val_dataloader(self) -> DataLoader | list:
+        if not self.val_pairs:
+            return []
+        return DataLoader(
+            ListDataset(self.val_pairs),
+            batch_size=self.val_batch_size,
+            shuffle=False,
+            collate_fn=self.collate_fn,
+        )
+
+
+@dataclass
+class TopData:
+    """The data settings of a TOP run (``conf/data/top.yaml``): files and batches.
+
+    Relative paths that do not exist from the working directory are read under the data
+    directory (``data_dir``, ``$PARAAMR_DATA`` or ``../shared/data``).
+
+    Args:
+        train / val / test: TOP files (``top-v1`` TSV, ``.seq`` or TOPv2 TSV); ``val`` may
+            be ``None`` (no validation: the final weights are kept).
+        format: ``None``: guessed per file.
+        on_error: ``raise`` at the first bad tree (file:line) or ``skip`` and count.
+        allow_empty: accept empty spans (TOPv2 has 24).
+        limit_train / limit_val / limit_test: a seeded random subset of that size.
+        subset_seed: seed of those subsets.
+        batch_size / val_batch_size / num_workers: batches (per device).
+        data_dir: data directory for relative paths.
+
+    >>> TopData(train="a", test="b", on_error="ignore")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    paraamr.errors.ConfigError: data.on_error must be one of ...
+    """
+
+    train: str | None = None
+    val: str | None = None
+    test: str | None = None
+    format: str | None = None
+    on_error: str = "raise"
+    allow_empty: bool = False
+    limit_train: int | None = None
+    limit_val: int | None = None
+    limit_test: int | None = None
+    subset_seed: int = 0
+    batch_size: int = 16
+    val_batch_size: int | None = None
+    num_workers: int = 0
+    data_dir: str | None = None
+    skipped: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from paraamr.corpus.errors import ON_ERROR
+        from paraamr.top.readers import FORMATS
+
+        if self.on_error not in ON_ERROR:
+            raise ConfigError(f"data.on_error must be one of {ON_ERROR}, got {self.on_error!r}")
+        if self.format is not None and self.format not in FORMATS:
+            raise ConfigError(f"data.format must be one of {FORMATS} or null, got {self.format!r}")
+        for key in ("limit_train", "limit_val", "limit_test"):
+            v = getattr(self, key)
+            if v is not None and v < 1:
+                raise ConfigError(f"data.{key} must be >= 1 or null, got {v}")
+
+    def path(self, name: str) -> Path | None:
+        """The resolved path of split ``name`` (``None`` when unset)."""
+        p = getattr(self, name)
+        if not p:
+            return None
+        p = Path(p).expanduser()
+        if p.is_absolute() or p.exists():
+            return p
+        from paraamr.data import resolve_data_dir
+
+        return resolve_data_dir(self.data_dir) / p
+
+    def load(self, name: str) -> list:
+        """The trees of split ``name`` (a seeded subset with ``limit_<name>``)."""
+        from paraamr.corpus.errors import SkipLog
+        from paraamr.top.readers import read_trees
+
+        path = self.path(name)
+        if path is None:
+            return []
+        skips = SkipLog()
+        trees = read_trees(
+            path, self.format, on_error=self.on_error, skips=skips, allow_empty=self.allow_empty
+        )
+        if skips.counts:
+            self.skipped[name] = dict(skips.counts)
+        limit = getattr(self, f"limit_{name}")
+        if limit is not None and limit < len(trees):
+            rng = random.Random(self.subset_seed)
+            trees = [trees[i] for i in sorted(rng.sample(range(len(trees)), limit))]
+        return trees
+
+    def datamodule(self, train_pairs, val_pairs, encode_batch, seed: int) -> PairDataModule:
+        return PairDataModule(
+            train_pairs,
+            val_pairs,
+            encode_batch,
+            batch_size=self.batch_size,
+            val_batch_size=self.val_batch_size,
+            seed=seed,
+            num_workers=self.num_workers,
+        )

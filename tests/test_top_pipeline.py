@@ -1,0 +1,120 @@
+"""The whole TOP pipeline end to end with a tiny random warm-started EncoderDecoder (real
+on-disk format): generator, sampling, filter, target parsers, evaluation, tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+TREES = [
+    "[IN:GET_WEATHER weather in [SL:LOCATION Paris ] ]",
+    "[IN:GET_WEATHER weather in [SL:LOCATION Rome ] ]",
+    "[IN:GET_WEATHER is it [SL:WEATHER_ATTRIBUTE cold ] ]",
+    "[IN:GET_WEATHER is it [SL:WEATHER_ATTRIBUTE hot ] today ]",
+    "[IN:GET_SUNSET when is sunset ]",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory, compose_config):
+    from paraamr.testing.tiny_top import build_tiny_bert
+    from paraamr.top.pipeline import run
+
+    d = tmp_path_factory.mktemp("top")
+    (d / "train.seq").write_text("\n".join(TREES) + "\n")
+    (d / "test.seq").write_text("\n".join(TREES[1:4]) + "\n")
+    bert = build_tiny_bert(d / "bert", TREES)
+    overrides = [
+        f"model.model_name_or_path={bert}",
+        f"data.train={d / 'train.seq'}",
+        f"data.val={d / 'test.seq'}",
+        f"data.test={d / 'test.seq'}",
+        f"out_dir={d / 'out'}",
+        "name=tiny",
+        "setting=low_resource",
+        "low_resource.subsamples=2",
+        "low_resource.only=[1]",
+        "logger.wandb.enabled=false",
+        "progress=false",
+        "trainer.enable_progress_bar=false",
+        "model.warmup_steps=0",
+        "model.max_target_length=16",
+        "data.batch_size=2",
+        "generation.chunk_size=4",
+        "generation.samples_per_template=2",
+        "parsing.chunk_size=2",
+    ]
+    for role in ("generator", "parser"):
+        overrides += [
+            f"stages.{role}.trainer.max_steps=2",
+            f"stages.{role}.trainer.val_check_interval=2",
+        ]
+    cfg = compose_config("top", *overrides)
+    return cfg, run(cfg), d
+
+
+@pytest.mark.slow
+def test_tiny_end_to_end(tiny_run):
+    cfg, summary, d = tiny_run
+    (r,) = summary["runs"]
+    work = Path(cfg.out_dir) / "low_resource_1"
+    # one utterance per template: 4 templates among the 5 trees
+    assert r["train"] == r["templates"] == 4
+    gen = r["generation"]
+    assert gen["requested"] == 4 * 2 and gen["valid"] + gen["invalid"] == gen["requested"]
+    assert sum(gen["invalid_by_kind"].values()) == gen["invalid"]
+    syn = (work / "synthetic.txt").read_text().splitlines()
+    assert len(syn) == r["synthetic_kept"]
+    assert r["filter"]["total"] == gen["kept"] and r["filter"]["kept"] == r["synthetic_kept"]
+    assert r["samples"] == {"real": 4, "real+syn": 4 + len(syn)}
+    for key, sub in (("real", "eval_real"), ("real+syn", "eval_syn")):
+        em = r["exact_match"][key]
+        assert em["overall"]["n"] == 3
+        assert sum(em[b]["n"] for b in ("f>=5", "f<5", "f=0")) == 3
+        preds = [json.loads(x) for x in (work / sub / "predictions.jsonl").open()]
+        assert [p["gold"] for p in preds] == TREES[1:4]
+        hits = sum(p["pred"] == p["gold"] for p in preds)
+        assert em["overall"]["correct"] == hits
+    for role in ("generator", "ap", "target_syn"):
+        m = r["models"][role]
+        assert m["steps"] == 2 and (Path(m["model_dir"]) / "top_module.json").exists()
+        assert m["added_label_tokens"] == 2 * 4 + 1  # 4 labels, opening + closing, + [mask]
+    assert (work / "samples.md").read_text().startswith("# Synthetic trees per template")
+    agg = summary["aggregate"]["real"]["overall"]
+    assert agg["n"] == 1 and agg["mean"] == r["exact_match"]["real"]["overall"]["exact_match"]
+    assert json.loads((Path(cfg.out_dir) / "top.json").read_text())["setting"] == "low_resource"
+
+
+@pytest.mark.slow
+def test_rerun_reuses_every_finished_stage(tiny_run, monkeypatch):
+    """With the setting's summary removed, a rerun rebuilds it from the finished stages:
+    no training, no generation, no parsing."""
+    from paraamr.top import pipeline
+    from paraamr.top.model import Seq2SeqModule
+
+    cfg, summary, _ = tiny_run
+
+    def forbidden(*a, **k):
+        raise AssertionError("a finished stage ran again")
+
+    monkeypatch.setattr("paraamr.training.fit.fit", forbidden)
+    monkeypatch.setattr(Seq2SeqModule, "generate", forbidden)
+    (Path(cfg.out_dir) / "low_resource_1" / "setting.json").unlink()
+    again = pipeline.run(cfg)
+    assert again["runs"] == summary["runs"]
+
+
+@pytest.mark.slow
+def test_tables_from_the_tiny_run(tiny_run, tmp_path):
+    from analysis.make_top import main
+
+    cfg, summary, _ = tiny_run
+    main(["--runs", str(Path(cfg.out_dir) / "top.json"), "--out", str(tmp_path), "--no-wandb"])
+    md = (tmp_path / "table4.md").read_text()
+    assert "72.24" in md and "74.31" in md  # the paper's Table 4 beside ours
+    ours = summary["aggregate"]["real"]["overall"]["mean"]
+    assert f"{ours:.2f}" in md
+    rows = json.loads((tmp_path / "table4.json").read_text())["rows"]
+    assert {r["source"] for r in rows} == {"ours", "paper"}
