@@ -38,7 +38,8 @@ class CausalLMScorer:
         name_or_path: a hub name or local Hugging Face causal-LM dir.
         batch_size: sentences per forward pass.
         device: torch device (``None``: cuda when available, else cpu).
-        max_length: sentence tokens kept (longer sentences are cut; counted in ``n_truncated``).
+        max_length: sentence tokens kept (longer sentences are cut; counted in ``n_truncated``),
+            at most the model's positions.
         label: the model's name in signatures (default ``name_or_path``).
 
     Without a BOS token the first token has nothing to be predicted from and is not scored.
@@ -63,6 +64,10 @@ class CausalLMScorer:
         self.batch_size, self.max_length = batch_size, max_length
         bos = self.tok.bos_token_id
         self.prefix_ids = [bos] if bos is not None else []
+        cfg = self.model.config
+        positions = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", 0)
+        if positions:  # the model cannot see more tokens than it has positions
+            self.max_length = min(max_length, positions - len(self.prefix_ids))
         self.n_truncated = 0
 
     def signature(self) -> str:
