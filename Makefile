@@ -95,3 +95,8 @@ bench-build: setup ## per-stage sentences/s, batched vs one per call, real archi
 
 clean: ## remove results and caches
 	rm -rf results outputs multirun .pytest_cache .ruff_cache
+
+.PHONY: validity
+VALIDITY_OUT ?= results/validity
+validity: setup ## do the metrics agree with people? ParaBank-Eval judgements (or ARGS=judgements=FILE)
+	$(PY) experiments/validity.py out_dir=$(VALIDITY_OUT) $(ARGS)
