@@ -126,6 +126,26 @@ def test_bootstrap_resamples_sources_not_pairs():
     assert c.hi - c.lo > 1.0
 
 
+def test_vectorised_resamples_equal_scipy_on_the_expanded_data():
+    from scipy.stats import spearmanr
+    from sklearn.metrics import roc_auc_score
+
+    from paraamr.validity.correlation import bootstrap_indices, source_weights, spearman_resampled
+    from paraamr.validity.fluency import auc_resampled
+
+    rng = np.random.default_rng(4)
+    src = rng.integers(0, 30, 400).astype(str)
+    x, y = np.round(rng.normal(size=400), 1), rng.integers(0, 9, 400).astype(float)
+    w = source_weights(src, 25, seed=3)
+    idx = bootstrap_indices(src, 25, seed=3)
+    assert all((np.bincount(i, minlength=400) == row).all() for i, row in zip(idx, w, strict=True))
+    ours = spearman_resampled(x, y, w)
+    assert ours == pytest.approx([spearmanr(x[i], y[i]).statistic for i in idx], abs=1e-10)
+    lab = y > 4
+    aucs = auc_resampled(x, lab, w)
+    assert aucs == pytest.approx([roc_auc_score(lab[i], x[i]) for i in idx], abs=1e-10)
+
+
 GENERIC = (
     "source\tparaphrase\tjudge_score\tfluency\n"
     "A cat sat.\tA cat was sitting.\t80\t2\n"

@@ -1,7 +1,8 @@
 """From measures and judgements to the numbers of the validity report (plain JSON-able dicts).
 
 - ``meaning``: Spearman and Kendall of each measure with the mean human meaning score, with
-  source-bootstrap 95% intervals, overall and per source-length bucket;
+  source-bootstrap 95% intervals (Kendall's: overall only), overall and per source-length
+  bucket;
 - ``ceiling``: split-half agreement of the judges (Spearman-Brown corrected), same subsets;
 - ``fluency``: ROC AUC of perplexity (and the file's NLL) for fluent vs not, the thresholds that
   keep 90% / 95% of the fluent paraphrases, and what the paper's thresholds keep and drop;
@@ -18,11 +19,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from paraamr.validity.agreement import split_half
-from paraamr.validity.correlation import bootstrap_indices, correlate, percentile_interval, rank
+from paraamr.validity.correlation import correlate, percentile_interval, rank, source_weights
 from paraamr.validity.fluency import (
     PAPER_THRESHOLD_NOTE,
     PAPER_THRESHOLDS,
     auc,
+    auc_resampled,
     filter_effect,
     keep_threshold,
 )
@@ -53,20 +55,25 @@ def subsets(items: Sequence[Item]) -> dict[str, np.ndarray]:
     return out
 
 
-def _meaning(items, measures: Measures, masks, n_boot, seed, methods) -> dict:
+def _meaning(items, measures: Measures, masks, n_boot, n_boot_kendall, seed, methods) -> dict:
     human = np.array([np.nan if it.meaning is None else it.meaning for it in items])
     src = np.array([it.source_id for it in items], dtype=object)
     out: dict = {}
     for name, mask in masks.items():
-        ok = mask & np.isfinite(human)
-        idx = np.flatnonzero(ok)
-        boot = bootstrap_indices(src[idx], n_boot, seed)
+        # Kendall is recomputed resample by resample (slow): intervals for "all" only
+        n_for = {"kendall": n_boot_kendall if name == "all" else 0}
+        idx = np.flatnonzero(mask & np.isfinite(human))
+        weights = source_weights(src[idx], max(n_boot, n_boot_kendall), seed)
         for m, vals in measures.values.items():
             if not np.isfinite(vals[idx]).any():
                 continue
             out.setdefault(m, {})[name] = {
                 meth: correlate(
-                    vals[idx], human[idx], src[idx], meth, seed=seed, indices=boot
+                    vals[idx],
+                    human[idx],
+                    src[idx],
+                    meth,
+                    weights=weights[: n_for.get(meth, n_boot)],
                 ).to_json()
                 for meth in methods
             }
@@ -84,15 +91,14 @@ def _ceiling(items, masks, n_splits, seed, methods) -> dict:
 def _auc_with_ci(score, fluent, src, n_boot, seed) -> dict:
     ok = np.isfinite(score)
     score, fluent, src = score[ok], fluent[ok], src[ok]
-    boot = bootstrap_indices(src, n_boot, seed)
-    lo, hi = percentile_interval([auc(score[i], fluent[i]) for i in boot])
+    lo, hi = percentile_interval(auc_resampled(score, fluent, source_weights(src, n_boot, seed)))
     return {
         "auc": auc(score, fluent),
         "lo": lo,
         "hi": hi,
         "n_fluent": int(fluent.sum()),
         "n_not_fluent": int((~fluent).sum()),
-        "n_resamples": len(boot),
+        "n_resamples": n_boot,
     }
 
 
@@ -189,6 +195,7 @@ def analyse(
     measures: Measures,
     *,
     n_boot: int = 1000,
+    n_boot_kendall: int = 200,
     n_splits: int = 100,
     seed: int = 0,
     methods: Sequence[str] = ("spearman", "kendall"),
@@ -223,12 +230,13 @@ def analyse(
             "mean": float(np.nanmean(human)),
             "sd": float(np.nanstd(human)),
         },
-        "meaning": _meaning(items, measures, masks, n_boot, seed, methods),
+        "meaning": _meaning(items, measures, masks, n_boot, n_boot_kendall, seed, methods),
         "ceiling": _ceiling(items, masks, n_splits, seed, methods),
         "fluency": _fluency(items, measures, masks, n_boot, seed, keeps, paper_thresholds),
         "disagreements": examples,
         "settings": {
             "n_boot": n_boot,
+            "n_boot_kendall": n_boot_kendall,
             "n_splits": n_splits,
             "seed": seed,
             "methods": list(methods),

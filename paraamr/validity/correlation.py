@@ -24,7 +24,11 @@ __all__ = [
     "rank",
     "spearman",
     "kendall",
+    "source_weights",
     "bootstrap_indices",
+    "weighted_ranks",
+    "weighted_pearson",
+    "spearman_resampled",
     "percentile_interval",
     "source_bootstrap",
     "correlate",
@@ -92,25 +96,85 @@ class Correlation:
         return asdict(self)
 
 
-def bootstrap_indices(groups: Sequence, n_resamples: int = 1000, seed: int = 0) -> list[np.ndarray]:
-    """Item indices of ``n_resamples`` resamples of the groups (sources) with replacement.
+def source_weights(groups: Sequence, n_resamples: int = 1000, seed: int = 0) -> np.ndarray:
+    """Multiplicity of each item in ``n_resamples`` resamples of the groups (sources) with
+    replacement, shape ``(n_resamples, n_items)``: each resample draws as many groups as there
+    are, and an item counts as often as its group was drawn.
 
-    Each resample draws as many groups as there are and takes all items of each drawn group (a
-    group drawn twice contributes its items twice).
-
-    >>> [len(i) for i in bootstrap_indices(["a", "a", "b"], 3, seed=1)]
-    [3, 2, 4]
+    >>> source_weights(["a", "a", "b"], 2, seed=1).tolist()
+    [[1, 1, 1], [0, 0, 2]]
     """
     _, inv = np.unique(np.asarray(groups, dtype=object).astype(str), return_inverse=True)
     if inv.size == 0 or n_resamples <= 0:
-        return []
-    members = [np.flatnonzero(inv == g) for g in range(inv.max() + 1)]
+        return np.zeros((0, inv.size), dtype=np.int64)
+    n_groups = int(inv.max()) + 1
     rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n_resamples):
-        draw = rng.integers(0, len(members), size=len(members))
-        out.append(np.concatenate([members[g] for g in draw]))
+    draws = rng.integers(0, n_groups, size=(n_resamples, n_groups))
+    counts = np.stack([np.bincount(d, minlength=n_groups) for d in draws])
+    return counts[:, inv]
+
+
+def bootstrap_indices(groups: Sequence, n_resamples: int = 1000, seed: int = 0) -> list[np.ndarray]:
+    """Item indices of the resamples of :func:`source_weights` (a group drawn twice contributes
+    its items twice).
+
+    >>> [i.tolist() for i in bootstrap_indices(["a", "a", "b"], 2, seed=1)]
+    [[0, 1, 2], [2, 2]]
+    """
+    w = source_weights(groups, n_resamples, seed)
+    return [np.repeat(np.arange(w.shape[1]), row) for row in w]
+
+
+def weighted_ranks(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Ranks of ``x`` in each weighted resample, shape ``weights.shape``: the average rank each
+    item would get in the data set with every item repeated ``weight`` times (ties averaged),
+    computed without building that data set.
+
+    >>> weighted_ranks(np.array([3.0, 1.0, 3.0]), np.array([[1, 2, 1]])).tolist()
+    [[3.5, 1.5, 3.5]]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    starts = np.r_[0, np.flatnonzero(xs[1:] != xs[:-1]) + 1]
+    ends = np.r_[starts[1:], x.size]
+    group = np.repeat(np.arange(starts.size), ends - starts)
+    cum = np.cumsum(weights[:, order], axis=1, dtype=np.float64)
+    total = cum[:, ends - 1]
+    before = np.where(starts > 0, cum[:, np.maximum(starts - 1, 0)], 0.0)
+    avg = before + (total - before + 1) / 2.0
+    out = np.empty(weights.shape, dtype=np.float64)
+    out[:, order] = avg[:, group]
     return out
+
+
+def weighted_pearson(a: np.ndarray, b: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Pearson correlation per row of ``weights`` (items repeated ``weight`` times)."""
+    w = weights.astype(np.float64)
+    n = w.sum(axis=1, keepdims=True)
+    ma, mb = (w * a).sum(1, keepdims=True) / n, (w * b).sum(1, keepdims=True) / n
+    da, db = a - ma, b - mb
+    cov = (w * da * db).sum(1)
+    den = np.sqrt((w * da * da).sum(1) * (w * db * db).sum(1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, cov / np.where(den > 0, den, 1.0), np.nan)
+
+
+def spearman_resampled(x: Sequence[float], y: Sequence[float], weights: np.ndarray) -> np.ndarray:
+    """Spearman's rho in each weighted resample, equal to :func:`spearman` on the expanded data
+    (vectorised: no per-resample sort).
+
+    >>> w = np.array([[1, 1, 1, 1], [2, 0, 1, 1]])
+    >>> r = spearman_resampled([1, 2, 3, 4], [1, 3, 2, 4], w)
+    >>> bool(np.isclose(r[1], spearman([1, 1, 3, 4], [1, 1, 2, 4])))
+    True
+    """
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    out = []
+    for start in range(0, weights.shape[0], 200):  # bounded memory
+        w = weights[start : start + 200]
+        out.append(weighted_pearson(weighted_ranks(x, w), weighted_ranks(y, w), w))
+    return np.concatenate(out) if out else np.zeros(0)
 
 
 def percentile_interval(values: Sequence[float], alpha: float = 0.05) -> tuple[float, float]:
@@ -127,18 +191,16 @@ def source_bootstrap(
     n_resamples: int = 1000,
     alpha: float = 0.05,
     seed: int = 0,
-    indices: Sequence[np.ndarray] | None = None,
 ) -> tuple[float, float]:
-    """Percentile interval of ``stat(index array)`` over resamples of the groups (sources);
-    ``indices`` reuses resamples drawn once by :func:`bootstrap_indices`.
+    """Percentile interval of ``stat(index array)`` over resamples of the groups (sources).
 
     >>> lo, hi = source_bootstrap(lambda idx: float(len(idx)), ["a", "a", "b"], 200)
     >>> 2.0 <= lo <= hi <= 4.0
     True
     """
-    if indices is None:
-        indices = bootstrap_indices(groups, n_resamples, seed)
-    return percentile_interval([stat(i) for i in indices], alpha)
+    return percentile_interval(
+        [stat(i) for i in bootstrap_indices(groups, n_resamples, seed)], alpha
+    )
 
 
 def correlate(
@@ -149,11 +211,12 @@ def correlate(
     n_resamples: int = 1000,
     seed: int = 0,
     alpha: float = 0.05,
-    indices: Sequence[np.ndarray] | None = None,
+    weights: np.ndarray | None = None,
 ) -> Correlation:
     """Correlation of ``measure`` with ``human`` (aligned per item; non-finite pairs left out),
-    with a bootstrap interval resampling ``sources`` (or the given resample ``indices`` of the
-    items, drawn with :func:`bootstrap_indices` over the same items).
+    with a bootstrap interval resampling ``sources``, or using the given resample ``weights``
+    (:func:`source_weights` over the same items, so several measures share their resamples).
+    Spearman resamples are computed vectorised, Kendall's one by one (``scipy``).
 
     >>> c = correlate([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 6, 5], list("aabbcc"), n_resamples=50)
     >>> round(c.value, 3), c.n_items, c.n_sources, c.lo <= c.value <= c.hi
@@ -165,17 +228,14 @@ def correlate(
     if not x.shape == y.shape == src.shape:
         raise ValueError("measure, human and sources differ in length")
     ok = np.isfinite(x) & np.isfinite(y)
-    if indices is None:
-        indices = bootstrap_indices(src[ok], n_resamples, seed)
-        x, y, src, ok = x[ok], y[ok], src[ok], np.ones(int(ok.sum()), dtype=bool)
-    boot = [fn(x[j], y[j]) for j in (i[ok[i]] for i in indices)]
+    weights = source_weights(src[ok], n_resamples, seed) if weights is None else weights[:, ok]
+    x, y, src = x[ok], y[ok], src[ok]
+    if method == "spearman":
+        boot = spearman_resampled(x, y, weights).tolist()
+    else:
+        items = np.arange(x.size)
+        boot = [fn(x[j], y[j]) for j in (np.repeat(items, w) for w in weights)]
     lo, hi = percentile_interval(boot, alpha)
     return Correlation(
-        method,
-        fn(x[ok], y[ok]),
-        lo,
-        hi,
-        int(ok.sum()),
-        len(set(src[ok].tolist())),
-        len(indices),
+        method, fn(x, y), lo, hi, int(x.size), len(set(src.tolist())), int(weights.shape[0])
     )

@@ -23,12 +23,13 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from paraamr.validity.correlation import rank
+from paraamr.validity.correlation import rank, weighted_ranks
 
 __all__ = [
     "PAPER_THRESHOLDS",
     "roc_curve",
     "auc",
+    "auc_resampled",
     "keep_threshold",
     "FilterEffect",
     "filter_effect",
@@ -84,6 +85,31 @@ def auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
         return float("nan")
     r = rank(s)
     return float((r[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def auc_resampled(
+    scores: Sequence[float], labels: Sequence[bool], weights: np.ndarray
+) -> np.ndarray:
+    """:func:`auc` in each weighted resample (items repeated ``weight`` times), vectorised;
+    ``scores`` must be finite.
+
+    >>> w = np.array([[1, 1, 1, 1], [2, 1, 0, 1]])
+    >>> auc_resampled([0.1, 0.4, 0.35, 0.8], [False, False, True, True], w).tolist()
+    [0.75, 1.0]
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(labels, dtype=bool)
+    if not np.isfinite(s).all():
+        raise ValueError("auc_resampled needs finite scores")
+    out = []
+    for start in range(0, weights.shape[0], 200):
+        w = weights[start : start + 200].astype(np.float64)
+        r = weighted_ranks(s, w)
+        wp, wn = (w * y).sum(1), (w * ~y).sum(1)
+        u = (w * y * r).sum(1) - wp * (wp + 1) / 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out.append(np.where((wp > 0) & (wn > 0), u / (wp * wn), np.nan))
+    return np.concatenate(out) if out else np.zeros(0)
 
 
 def keep_threshold(fluent_ppl: Sequence[float], keep: float) -> float:

@@ -83,7 +83,8 @@ def render_markdown(result: dict) -> str:
         "## Meaning: rank correlation with the mean human score",
         "",
         f"Spearman ρ and Kendall τ-b over pairs, 95% intervals from "
-        f"{result['settings']['n_boot']} bootstrap resamples of sources. `closer` says which sign "
+        f"{result['settings']['n_boot']} (Kendall: {result['settings'].get('n_boot_kendall')}) "
+        "bootstrap resamples of sources. `closer` says which sign "
         "means the measure agrees with people (distances should correlate negatively).",
         "",
         "| measure | closer | Spearman ρ [95% CI] | Kendall τ [95% CI] | "

@@ -95,6 +95,7 @@ def run_validity(cfg: DictConfig) -> dict:
         items,
         measures,
         n_boot=cfg.n_boot,
+        n_boot_kendall=cfg.n_boot_kendall,
         n_splits=cfg.n_splits,
         seed=cfg.seed,
         keeps=list(cfg.keep_fluent),
