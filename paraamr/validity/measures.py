@@ -31,9 +31,10 @@ import numpy as np
 from paraamr.errors import ParserError
 from paraamr.metrics.lexical import bleu_nltk, bleu_sacrebleu_sentence, token_iou
 from paraamr.metrics.semantic import cosine_pairs
+from paraamr.metrics.signature import metric_signature
 from paraamr.metrics.ted import ted_batch
 from paraamr.parsers.base import parse_unique
-from paraamr.signature import metric_signature, package_versions
+from paraamr.signature import package_versions
 from paraamr.validity.judgements import Item
 
 __all__ = ["MEASURES", "DIRECTION", "Measures", "compute_measures", "measure_signatures"]
@@ -83,7 +84,7 @@ def measure_signatures(
     >>> s["similarity"].split("|")[:3]
     ['paraamr:0.1.0', 'data:d', 'agg:per-pair,human=mean-of-judges,copies-excluded,boot=sources']
     >>> s["ted3"].split("|")[3]
-    'ted:paraamr,d3:3,unit-cost,words:no,pos:yes,kernel:edist'
+    'ted:paraamr-v2,d3:3,unit-cost,words:no,pos:yes,kernel:edist'
     """
     table2 = metric_signature(
         similarity=similarity,
