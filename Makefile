@@ -100,3 +100,6 @@ TOP_TEST ?= $(TOP_DATA)/top-v1-train-clean/test.clean.seq
 .PHONY: top-stats
 top-stats: setup ## TOP template statistics of TOP_TRAIN, buckets of TOP_TEST; plot + JSON in results/top
 	$(PY) -m paraamr.top stats --train $(TOP_TRAIN) $(foreach t,$(TOP_TEST),--test $(t)) --out $(or $(OUT),results/top) $(ARGS)
+
+bench-memory: setup ## peak RSS of Table 2's streaming path, 100k vs 1M generated pairs (parser/encoder stand-ins)
+	$(PY) benchmarks/bench_memory.py --out results/bench/memory.json $(ARGS)

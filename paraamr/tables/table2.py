@@ -8,7 +8,9 @@ optionally take this job's shard and the first ``limit`` sources, score each cor
 from __future__ import annotations
 
 import logging
+import math
 import os
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,7 @@ from paraamr.corpus.records import SourceRecord, same_sentence
 from paraamr.corpus.subset import common_keys, filter_common, source_keys
 from paraamr.data import DATA_HINT
 from paraamr.errors import DataNotFoundError, ParaAMRError
-from paraamr.metrics.aggregate import bootstrap_ci, corpus_means
+from paraamr.metrics.aggregate import bootstrap_ci
 from paraamr.metrics.lexical import CorpusBleu
 from paraamr.scoring import METRICS, shard_result
 from paraamr.shards import Shard, merged_rows, shard_states
@@ -128,6 +130,16 @@ def subset_stream(spec: CorpusSpec, keys, skips: SkipLog, limit: int | None = No
     return limited(filter_common(_usable(read_corpus(spec.path, spec.fmt, skips)), keys), limit)
 
 
+def _source_values(root: Path) -> dict[str, array]:
+    """Each metric's per-source means in input order (NaN for ``None``), 8 bytes per source."""
+    values = {m: array("d") for m in METRICS}
+    for r in merged_rows(root, "sources", order_key="source_id"):
+        for m in METRICS:
+            v = r.get(m)
+            values[m].append(math.nan if v is None else v)
+    return values
+
+
 def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: int = 0) -> dict:
     """Join the shards of one corpus into a Table 2 row (percentages like the paper).
 
@@ -140,7 +152,7 @@ def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: 
         raise DataNotFoundError(f"no shards under {root}: run the scoring step first")
     states = shard_states(root)
     results = [shard_result(st) for st in states]
-    rows = list(merged_rows(root, "sources", order_key="source_id"))
+    values = _source_values(root)  # per-metric arrays, not 1M row dicts
     n_pairs = sum(r.n_pairs for r in results)
     dropped = sum(r.dropped_identical for r in results)
     skips: dict[str, int] = {}
@@ -149,8 +161,11 @@ def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: 
         for k, v in r.skips["by_reason"].items():
             skips[k] = skips.get(k, 0) + v
         cbleu.merge(r.corpus_bleu_stats)
-    means = corpus_means(rows, METRICS)
-    row = {"dataset": name, "n_sources": len(rows), "n_pairs": n_pairs}
+    n_sources = len(values[METRICS[0]])
+    kept = {m: [v for v in values[m] if v == v] for m in METRICS}  # NaN stands for None
+    means = {m: float(sum(kept[m]) / len(kept[m])) if kept[m] else None for m in METRICS}
+    del values
+    row = {"dataset": name, "n_sources": n_sources, "n_pairs": n_pairs}
     for m in METRICS:
         v = means[m]
         if m == "one_minus_bleu" and v is None and cbleu.stats[0]:
@@ -158,7 +173,7 @@ def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: 
         scale = 100.0 if m in ("similarity", "one_minus_bleu", "one_minus_iou") else 1.0
         row[m] = None if v is None else round(v * scale, 4)
         if bootstrap and means[m] is not None:
-            lo, hi = bootstrap_ci([r[m] for r in rows], bootstrap, seed=seed)
+            lo, hi = bootstrap_ci(kept[m], bootstrap, seed=seed)
             row[f"{m}_ci95"] = [round(lo * scale, 4), round(hi * scale, 4)]
     row["dropped_identical"] = dropped
     row["skipped"] = skips
