@@ -321,3 +321,36 @@ def test_submitit_local_job_array_then_merge(little_prince, tmp_path):
     )
     lines = [json.loads(x)["line"] for x in (out / "corpus.jsonl").read_text().splitlines()]
     assert lines == sorted(lines) and len(lines) > 10
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_resume_refuses_other_settings_and_finishes_with_the_same(
+    little_prince, tmp_path, monkeypatch
+):
+    import paraamr.shards
+    from paraamr.shards import ShardError
+    from paraamr.testing.faults import make_hook
+
+    def crash(point):
+        raise _Crash(point)
+
+    build_shard(builder(), little_prince, tmp_path / "ref", progress=False)
+    monkeypatch.setattr(paraamr.shards, "FAULT", make_hook("after_progress:3", crash))
+    with pytest.raises(_Crash):
+        build_shard(builder(), little_prince, tmp_path / "out", progress=False)
+    monkeypatch.setattr(paraamr.shards, "FAULT", None)
+    prog = tmp_path / "out" / "shard-00000-of-00001.progress.json"
+    recorded = prog.read_bytes()
+    for other in (builder(focus_policy="no_incoming"), builder(lowercase=False), builder(seed=1)):
+        with pytest.raises(ShardError, match="was written with other settings"):
+            build_shard(other, little_prince, tmp_path / "out", progress=False)
+    with pytest.raises(ShardError, match="other settings"):
+        build_shard(builder(), little_prince, tmp_path / "out", limit=50, progress=False)
+    assert prog.read_bytes() == recorded  # a refused resume leaves the shard as it was
+    build_shard(builder(), little_prince, tmp_path / "out", progress=False)
+    for stream in ("records", "rejects"):
+        name = f"shard-00000-of-00001.{stream}.jsonl"
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "ref" / name).read_bytes()
