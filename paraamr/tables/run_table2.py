@@ -45,10 +45,10 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
     """Score this job's shard of every corpus; returns the corpus names and a data description."""
     from hydra.utils import instantiate
 
-
     specs, data_label, data_description = _specs(cfg)
     mcfg: MetricConfig = instantiate(cfg.metrics)
-    keys = common_subset(specs, cfg.on_error, cfg.progress)
+    lowercase_keys = bool(cfg.get("lowercase_keys", False))
+    keys = common_subset(specs, cfg.on_error, cfg.progress, lowercase_keys)
     if len(keys) == 0:
         raise DataNotFoundError("the corpora have no source sentence in common: nothing to compare")
     parser = instantiate(cfg.parser)
@@ -60,14 +60,14 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
         ted_variant=mcfg.ted_variant,
         ted_kernel=mcfg.ted_kernel,
         ted3_depth=mcfg.ted3_depth,
-        data=data_label,
+        data=data_label + (",keys:lowercase" if lowercase_keys else ""),
         lowercase=mcfg.lowercase,
     )
     total = len(keys) if not cfg.limit else min(len(keys), int(cfg.limit))
     total = (total - cfg.shard + cfg.num_shards - 1) // cfg.num_shards
     for spec in specs:
         skips = SkipLog(cfg.on_error)
-        stream = subset_stream(spec, keys, skips, cfg.limit)
+        stream = subset_stream(spec, keys, skips, cfg.limit, lowercase_keys)
         records = shard_of(stream, cfg.shard, cfg.num_shards)
         res = score_records(
             records,

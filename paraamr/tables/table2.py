@@ -92,15 +92,22 @@ def _usable(records: Iterable[SourceRecord]) -> Iterator[SourceRecord]:
             yield r
 
 
-def common_subset(specs: list[CorpusSpec], on_error: str = "raise", progress: bool = True):
-    """Sorted keys of the sources present (with a usable paraphrase) in every corpus."""
+def common_subset(
+    specs: list[CorpusSpec],
+    on_error: str = "raise",
+    progress: bool = True,
+    lowercase_keys: bool = False,
+):
+    """Sorted keys of the sources present (with a usable paraphrase) in every corpus; with
+    ``lowercase_keys`` sources match case-insensitively (pass the same to :func:`subset_stream`).
+    """
     from tqdm.auto import tqdm
 
     sets = []
     for spec in specs:
         records = read_corpus(spec.path, spec.fmt, SkipLog(on_error))
         bar = tqdm(records, desc=f"sources {spec.name}", unit="src", disable=not progress)
-        keys = source_keys(_usable(bar))
+        keys = source_keys(_usable(bar), lowercase_keys)
         log.info("%s: %d distinct sources", spec.name, len(keys))
         sets.append(keys)
     common = common_keys(sets)
@@ -125,9 +132,16 @@ def corpus_dir(out_dir: str | os.PathLike, name: str) -> Path:
     return Path(out_dir) / "shards" / name
 
 
-def subset_stream(spec: CorpusSpec, keys, skips: SkipLog, limit: int | None = None):
+def subset_stream(
+    spec: CorpusSpec,
+    keys,
+    skips: SkipLog,
+    limit: int | None = None,
+    lowercase_keys: bool = False,
+):
     """The records of one corpus restricted to the common subset (first ``limit``)."""
-    return limited(filter_common(_usable(read_corpus(spec.path, spec.fmt, skips)), keys), limit)
+    records = _usable(read_corpus(spec.path, spec.fmt, skips))
+    return limited(filter_common(records, keys, lowercase_keys), limit)
 
 
 def _source_values(root: Path) -> dict[str, array]:
