@@ -103,3 +103,4 @@ top-stats: setup ## TOP template statistics of TOP_TRAIN, buckets of TOP_TEST; p
 
 bench-memory: setup ## peak RSS of Table 2's streaming path, 100k vs 1M generated pairs (parser/encoder stand-ins)
 	$(PY) benchmarks/bench_memory.py --out results/bench/memory.json $(ARGS)
+.PHONY: bench-memory
