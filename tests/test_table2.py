@@ -59,6 +59,20 @@ def test_wandb_offline_run_files(table2_run):
     t = json.loads(tables[0].read_text())
     names = [row[0] for row in t["data"]]
     assert "ParaNMT" in names and "ParaAMR (paper)" in names
+    # each corpus's run: its group, its name and its Table 2 row as the summary
+    from paraamr.testing.wandb_records import read_offline_run
+
+    rows = {r["dataset"]: r for r in json.loads((out / "table2.json").read_text())["rows"]}
+    recorded = [read_offline_run(r) for r in runs]
+    assert sorted(r["name"] for r in recorded) == ["ParaBank1", "ParaNMT", "table2-comparison"]
+    assert {(r["project"], r["group"]) for r in recorded} == {("paraamr", "table2")}
+    for r in recorded:
+        if r["name"] in rows:
+            want = rows[r["name"]]
+            keys = ["dataset", "n_sources", "n_pairs", "similarity", "one_minus_bleu"]
+            keys += ["one_minus_iou", "ted3", "tedf", "signature"]
+            assert r["summary"] == {k: want[k] for k in keys}
+            assert r["config"]["dataset"] == r["name"]
 
 
 def test_no_data_gives_a_clear_message(tmp_path, compose_config):

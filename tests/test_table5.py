@@ -50,7 +50,19 @@ def test_gather_and_analysis_outputs(runs, tmp_path, monkeypatch):
     root, results = runs
     rows = gather_rows(results)
     assert [r["dataset"] for r in rows] == ["none", "MSRP"]
-    assert rows[1]["n_seeds"] == 2 and rows[1]["spearman_std"] >= 0
+    assert rows[1]["n_seeds"] == 2 and rows[1]["seeds"] == [0, 1]
+    # mean ± sample std of two seeds by hand: (a + b) / 2 and |a - b| / sqrt(2)
+    for key in ("spearman", "pearson"):
+        a, b = (results[i]["sts"]["avg"][key] for i in (0, 1))
+        assert rows[1][f"{key}_mean"] == pytest.approx((a + b) / 2, abs=1e-4)
+        assert rows[1][f"{key}_std"] == pytest.approx(abs(a - b) / math.sqrt(2), abs=1e-4)
+    for y, v in rows[1]["per_year"].items():
+        a, b = (results[i]["sts"]["years"][y]["spearman"] for i in (0, 1))
+        assert (v["spearman_mean"], v["spearman_std"]) == pytest.approx(
+            ((a + b) / 2, abs(a - b) / math.sqrt(2)), abs=1e-4
+        )
+    assert rows[0]["n_seeds"] == 1 and rows[0]["spearman_std"] == 0.0
+    print("TABLE5-VALUES", [r["sts"]["avg"]["spearman"] for r in results])
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
     from analysis.make_table5 import main
 
