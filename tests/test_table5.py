@@ -39,9 +39,13 @@ def test_jobs_write_results(runs):
     root, results = runs
     for r in results:
         assert set(r["sts"]["years"]) == {"STS12", "STS13", "STS14", "STS15", "STS16"}
-        assert math.isfinite(r["sts"]["avg"]["spearman"]) and r["sts"]["avg"]["spearman"] > 30
+        # MiniLM on these 60-pair subsamples gives 80.59 untrained (measured); 2 steps at the
+        # preset's learning rate cannot move it far
+        assert 79.5 < r["sts"]["avg"]["spearman"] < 81.5
         assert "subsample:60" in r["signature"]
     assert results[0]["steps"] == 2 and results[2]["corpus"] == "none"
+    untrained = results[2]["sts"]["avg"]["spearman"]
+    assert all(abs(r["sts"]["avg"]["spearman"] - untrained) < 0.5 for r in results[:2])
     assert len(list((root / "runs").rglob("results.json"))) == 3
 
 
@@ -62,7 +66,6 @@ def test_gather_and_analysis_outputs(runs, tmp_path, monkeypatch):
             ((a + b) / 2, abs(a - b) / math.sqrt(2)), abs=1e-4
         )
     assert rows[0]["n_seeds"] == 1 and rows[0]["spearman_std"] == 0.0
-    print("TABLE5-VALUES", [r["sts"]["avg"]["spearman"] for r in results])
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
     from analysis.make_table5 import main
 
