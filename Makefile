@@ -118,3 +118,7 @@ top: setup ## TOP synthetic data: generator + AP filter + parsers for TOP_SETTIN
 VALIDITY_OUT ?= results/validity
 validity: setup ## do the metrics agree with people? ParaBank-Eval judgements (or ARGS=judgements=FILE)
 	$(PY) experiments/validity.py out_dir=$(VALIDITY_OUT) $(ARGS)
+
+bench-memory: setup ## peak RSS of Table 2's streaming path, 100k vs 1M generated pairs (parser/encoder stand-ins)
+	$(PY) benchmarks/bench_memory.py --out results/bench/memory.json $(ARGS)
+.PHONY: bench-memory

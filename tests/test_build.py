@@ -161,44 +161,130 @@ def test_gold_graphs_are_read_with_the_amr_model():
     assert recs[0]["paraphrases"][0]["amr"] == "(p / person :consist-of-of (t / team))"
 
 
-def _build_cmd(inp, out):
+def _build_cmd(inp, out, *extra, tiny_dir=None):
+    """The builder's Hydra entry point, run through the fault-injection wrapper."""
+    models = (
+        ["+experiment=build_tiny", "stog=none", "input_format=penman", f"tiny_dir={tiny_dir}"]
+        if tiny_dir
+        else [
+            "+experiment=build_gold_amr",
+            "~generator",
+            "+generator._target_=paraamr.testing.fakes.ConceptGenerator",
+            "lm=none",
+        ]
+    )
     return [
         sys.executable,
+        "-m",
+        "paraamr.testing.faults",
         "experiments/build.py",
         f"input={inp}",
         f"out_dir={out}",
-        "+experiment=build_gold_amr",
-        "~generator",
-        "+generator._target_=paraamr.testing.fakes.ConceptGenerator",
-        "lm=none",
+        *models,
         "chunk_size=2",
         "progress=false",
         "hydra.run.dir=" + str(out) + "/hydra",
+        *extra,
     ]
 
 
+def _state(out):
+    p = out / "shard-00000-of-00001.progress.json"
+    return json.loads(p.read_text()) if p.exists() else None
+
+
+def _run_until(cmd, env, out, *, fault=None, kill_at=None):
+    """Run the builder; with ``fault`` it kills itself there (``paraamr.testing.faults``); with
+    ``kill_at`` it gets SIGKILL from here once ``chunks_done >= kill_at``. Returns the exit code."""
+    env = {**env, **({"PARAAMR_FAULT": fault} if fault else {})}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env)
+    deadline = time.time() + 300
+    while kill_at is not None and time.time() < deadline and proc.poll() is None:
+        try:
+            if (
+                json.loads((out / "shard-00000-of-00001.progress.json").read_text())["chunks_done"]
+                >= kill_at
+            ):
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            pass  # not written yet / being replaced: poll again
+        time.sleep(0.002)
+    return proc.wait(timeout=300)
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    from paraamr.testing.tiny_models import build_tiny_causal_lm, build_tiny_gtos
+
+    d = tmp_path_factory.mktemp("tiny")
+    build_tiny_gtos(d / "gtos")
+    build_tiny_causal_lm(d / "lm")
+    return d
+
+
 @pytest.mark.slow
-def test_kill_9_and_resume_is_byte_identical(little_prince, tmp_path):
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    subprocess.run(_build_cmd(little_prince, tmp_path / "ref"), cwd=ROOT, env=env, check=True)
-    out = tmp_path / "killed"
-    prog = out / "shard-00000-of-00001.progress.json"
-    for target in (3, 15, 40):  # kill three times at different points
-        proc = subprocess.Popen(_build_cmd(little_prince, out), cwd=ROOT, env=env)
-        deadline = time.time() + 120
-        while time.time() < deadline and proc.poll() is None:
-            try:
-                if json.loads(prog.read_text())["chunks_done"] >= target:
-                    break
-            except (FileNotFoundError, json.JSONDecodeError, KeyError):
-                pass
-            time.sleep(0.005)
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-    subprocess.run(_build_cmd(little_prince, out), cwd=ROOT, env=env, check=True)
+@pytest.mark.parametrize("models", ["concept-generator", "tiny-amrlib-gtos+tiny-gpt2"])
+def test_kill_9_and_resume_is_byte_identical(little_prince, tmp_path, models, request):
+    """Kills that land mid-run (counted, >= 3): one injected between a chunk's append and its
+    progress write, one right after a progress write, external ``kill -9`` at moments seen from
+    outside; then one inside the finishing renames. Every run has another PYTHONHASHSEED."""
+    tiny = request.getfixturevalue("tiny_models") if models.startswith("tiny") else None
+    inp, n_external = little_prince, 2
+    if tiny:  # the tiny models are slow on 2 shared cores: 16 graphs (8 chunks), 1 external kill
+        inp, n_external = tmp_path / "lp16.amr", 1
+        inp.write_text("\n\n".join(little_prince.read_text().split("\n\n")[:16]) + "\n")
+    seeds = iter(range(100))
+    env = lambda: {**os.environ, "PYTHONHASHSEED": str(next(seeds))}  # noqa: E731
+    ref, out = tmp_path / "ref", tmp_path / "killed"
+    assert _run_until(_build_cmd(inp, ref, tiny_dir=tiny), env(), ref) == 0
+    total = _state(ref)["chunks_done"]
+    assert total >= 8
+    cmd = _build_cmd(inp, out, tiny_dir=tiny)
+    part = out / "shard-00000-of-00001.records.jsonl.partial"
+    landed = 0
+
+    # injected: killed after the 2nd chunk's rows were appended, before its progress write
+    assert _run_until(cmd, env(), out, fault="after_append:2") == -signal.SIGKILL
+    st = _state(out)
+    assert st["chunks_done"] == 1 and not st["done"]
+    assert part.stat().st_size > st["sizes"]["records"]  # rows on disk the record doesn't know
+    landed += 1
+
+    # external kill -9 at a moment seen from outside (those that land mid-run; at most 6 tries)
+    for _ in range(6):
+        if landed == 1 + n_external:
+            break
+        before = _state(out)["chunks_done"]
+        rc = _run_until(cmd, env(), out, kill_at=before + 2)
+        st = _state(out)
+        assert not st["done"], "the run finished before the kill: nothing left to kill"
+        if rc == -signal.SIGKILL and before < st["chunks_done"] < total:
+            landed += 1
+    assert landed == 1 + n_external
+
+    # injected: killed right after a progress write (between two chunks)
+    before = _state(out)["chunks_done"]
+    assert _run_until(cmd, env(), out, fault="after_progress:1") == -signal.SIGKILL
+    assert _state(out)["chunks_done"] == before + 1 < total
+    landed += 1
+    assert landed >= 3
+
+    # injected inside finishing: records renamed into place, rejects not yet, done not recorded
+    assert _run_until(cmd, env(), out, fault="after_rename:records") == -signal.SIGKILL
+    st = _state(out)
+    assert st["chunks_done"] == total and not st["done"]
+    assert (out / "shard-00000-of-00001.rejects.jsonl.partial").exists()
+
+    assert _run_until(cmd, env(), out) == 0 and _state(out)["done"]
     for name in ("corpus.jsonl", "corpus.rejects.jsonl"):
-        assert (out / name).read_bytes() == (tmp_path / "ref" / name).read_bytes()
+        assert (out / name).read_bytes() == (ref / name).read_bytes()
+    ref_counts = json.loads((ref / "build_summary.json").read_text())["counts"]
+    assert json.loads((out / "build_summary.json").read_text())["counts"] == ref_counts
+    if tiny:  # the real (tiny) LM scored every paraphrase
+        rows = [json.loads(x) for x in (ref / "corpus.jsonl").read_text().splitlines()]
+        ppl = [p["perplexity"] for r in rows for p in r["paraphrases"]]
+        assert ppl and all(isinstance(v, float) and v > 1 for v in ppl)
 
 
 def test_build_demo_says_what_its_text_is_worth(tmp_path, data_dir):
@@ -213,9 +299,9 @@ def test_build_demo_says_what_its_text_is_worth(tmp_path, data_dir):
 @pytest.mark.slow
 def test_submitit_local_job_array_then_merge(little_prince, tmp_path):
     out = tmp_path / "arr"
-    cmd = _build_cmd(little_prince, out)[:-1] + ["limit=10"]
+    cmd = _build_cmd(little_prince, out)[3:-1] + ["limit=10"]  # without the fault wrapper
     subprocess.run(
-        cmd[:2]
+        [sys.executable, cmd[0]]
         + [
             "-m",
             "hydra/launcher=submitit_local",
@@ -223,7 +309,7 @@ def test_submitit_local_job_array_then_merge(little_prince, tmp_path):
             "shard=0,1",
             "merge=false",
             f"hydra.sweep.dir={out}/sweep",
-            *cmd[2:],
+            *cmd[1:],
         ],
         cwd=ROOT,
         check=True,
@@ -235,3 +321,36 @@ def test_submitit_local_job_array_then_merge(little_prince, tmp_path):
     )
     lines = [json.loads(x)["line"] for x in (out / "corpus.jsonl").read_text().splitlines()]
     assert lines == sorted(lines) and len(lines) > 10
+
+
+class _Crash(Exception):
+    pass
+
+
+def test_resume_refuses_other_settings_and_finishes_with_the_same(
+    little_prince, tmp_path, monkeypatch
+):
+    import paraamr.shards
+    from paraamr.shards import ShardError
+    from paraamr.testing.faults import make_hook
+
+    def crash(point):
+        raise _Crash(point)
+
+    build_shard(builder(), little_prince, tmp_path / "ref", progress=False)
+    monkeypatch.setattr(paraamr.shards, "FAULT", make_hook("after_progress:3", crash))
+    with pytest.raises(_Crash):
+        build_shard(builder(), little_prince, tmp_path / "out", progress=False)
+    monkeypatch.setattr(paraamr.shards, "FAULT", None)
+    prog = tmp_path / "out" / "shard-00000-of-00001.progress.json"
+    recorded = prog.read_bytes()
+    for other in (builder(focus_policy="no_incoming"), builder(lowercase=False), builder(seed=1)):
+        with pytest.raises(ShardError, match="was written with other settings"):
+            build_shard(other, little_prince, tmp_path / "out", progress=False)
+    with pytest.raises(ShardError, match="other settings"):
+        build_shard(builder(), little_prince, tmp_path / "out", limit=50, progress=False)
+    assert prog.read_bytes() == recorded  # a refused resume leaves the shard as it was
+    build_shard(builder(), little_prince, tmp_path / "out", progress=False)
+    for stream in ("records", "rejects"):
+        name = f"shard-00000-of-00001.{stream}.jsonl"
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "ref" / name).read_bytes()

@@ -50,15 +50,33 @@ def test_gold_graphs_tiny_generator_and_lm(tiny_dir, data_dir, tmp_path, compose
     )
     c = summary["counts"]
     assert c["items"] == 24 and c["records"] + c["rejects"] == 24 and c["records"] > 0
-    for line in (tmp_path / "out" / "corpus.jsonl").read_text().splitlines():
-        r = json.loads(line)
-        for p in r["paraphrases"]:
-            assert p["perplexity"] is None or (
-                math.isfinite(p["perplexity"]) and p["perplexity"] > 1
-            )
-            assert p["amr"].startswith("(" + p["focus"])
+    paras = [
+        p
+        for line in (tmp_path / "out" / "corpus.jsonl").read_text().splitlines()
+        for p in json.loads(line)["paraphrases"]
+    ]
+    assert all(p["amr"].startswith("(" + p["focus"]) for p in paras)
+    # every perplexity is the tiny GPT-2's own loss on that paraphrase, exp'd and rounded
+    expect = _hand_perplexities(tiny_dir / "lm", [p["para_text"] for p in paras[:40]])
+    assert [p["perplexity"] for p in paras[:40]] == pytest.approx(expect, abs=2e-4, rel=1e-5)
     assert "amrlib-gtos" in Signature(summary["signature"]).fields["generator"]
     assert (tmp_path / "out" / "table1.md").exists()
+
+
+def _hand_perplexities(lm_dir, sents):
+    """exp(mean token loss) of each sentence alone, from the model's own loss (no batching)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(lm_dir))
+    prefix = tok.bos_token or ""  # what the scorer puts before each sentence
+    model = AutoModelForCausalLM.from_pretrained(str(lm_dir)).eval()
+    out = []
+    for s in sents:
+        ids = tok(prefix + s, return_tensors="pt")["input_ids"]
+        with torch.no_grad():
+            out.append(round(math.exp(float(model(input_ids=ids, labels=ids).loss)), 4))
+    return out
 
 
 def test_sentences_through_the_tiny_parser(tiny_dir, tmp_path, compose_config):

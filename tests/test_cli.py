@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from paraamr.cli import main
+from paraamr.errors import CorpusFormatError
 
 
 @pytest.mark.parametrize("extra,expected", [([], "4"), (["--variant", "root-depth"], "2")])
@@ -30,7 +31,9 @@ def test_metric_on_tree_pairs(tmp_path, capsys):
 def test_metric_bad_line_names_file_and_line(tmp_path):
     f = tmp_path / "p.tsv"
     f.write_text("a\tb\nonly one column\n")
-    with pytest.raises(Exception, match=r"p.tsv:2"):
+    with pytest.raises(
+        CorpusFormatError, match=r"p.tsv:2: expected 2 tab-separated columns, got 1"
+    ):
         main(["metric", "iou", str(f)])
 
 
@@ -55,7 +58,18 @@ def test_score_command_gold(tmp_path, capsys):
 
 
 def test_console_script_is_installed():
-    r = subprocess.run(
-        [sys.executable, "-m", "paraamr.cli", "--help"], capture_output=True, text=True, check=True
+    """The ``paraamr`` command that ``pip install`` put next to the interpreter (not ``python -m``),
+    importing this checkout's package."""
+    import os
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "paraamr"
+    assert exe.is_file(), f"{exe} missing: install the project (make setup)"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    run = lambda *a: subprocess.run(  # noqa: E731
+        [str(exe), *a], capture_output=True, text=True, check=True, env=env
     )
-    assert "ted" in r.stdout and "score" in r.stdout
+    assert "ted" in run("--help").stdout and "score" in run("--help").stdout
+    tree_a, tree_b = "(ROOT (S (NP (PRP I)) (VP (VBP know))))", "(ROOT (S (VP (VB go)) (. .)))"
+    assert run("ted", tree_a, tree_b, "--depth", "3").stdout.strip() == "2"
+    assert run("ted", tree_a, tree_b).stdout.strip() == "4"

@@ -11,6 +11,7 @@ from paraamr.corpus import (
     source_keys,
     write_corpus,
 )
+from paraamr.corpus.subset import key_of
 from paraamr.errors import CorpusFormatError, DataNotFoundError
 
 
@@ -140,3 +141,42 @@ def test_msrp_header_is_checked(tmp_path):
     p = write(tmp_path, "m.tsv", "a\tb\n")
     with pytest.raises(CorpusFormatError, match="MSRP header"):
         list(read_corpus(p, "msrp"))
+
+
+def _pairs(path, rows):
+    path.write_text("".join(f"{s}\t{p}\n" for s, p in rows), encoding="utf-8")
+    return str(path)
+
+
+def test_common_subset_drops_sources_whose_paraphrases_all_equal_the_source(tmp_path):
+    from paraamr.tables.table2 import CorpusSpec, common_subset, subset_stream
+
+    a = _pairs(
+        tmp_path / "a.tsv",
+        [("Kept.", "Still kept."), ("Same.", "same."), ("Same.", "SAME."), ("Mixed.", "mixed.")]
+        + [("Mixed.", "Other.")],
+    )
+    b = _pairs(tmp_path / "b.tsv", [("Kept.", "K."), ("Same.", "Different."), ("Mixed.", "M.")])
+    specs = [CorpusSpec("A", a, "pairs"), CorpusSpec("B", b, "pairs")]
+    keys = common_subset(specs, progress=False)
+    # "Same." has only identical paraphrases in A: not comparable, so dropped from both corpora
+    assert set(keys.tolist()) == {key_of("Kept."), key_of("Mixed.")}
+    for spec in specs:
+        got = [r.text for r in subset_stream(spec, keys, SkipLog("raise"))]
+        assert got == ["Kept.", "Mixed."]
+
+
+def test_lowercase_keys_matches_sources_case_insensitively(tmp_path):
+    from paraamr.tables.table2 import CorpusSpec, common_subset, subset_stream
+
+    a = _pairs(tmp_path / "a.tsv", [("The Cat sat.", "A cat sat."), ("Dogs bark.", "Dogs woof.")])
+    b = _pairs(tmp_path / "b.tsv", [("the cat  sat.", "The cat was sitting."), ("Dogs.", "D.")])
+    specs = [CorpusSpec("A", a, "pairs"), CorpusSpec("B", b, "pairs")]
+    assert len(common_subset(specs, progress=False)) == 0
+    keys = common_subset(specs, progress=False, lowercase_keys=True)
+    assert keys.tolist() == [key_of("the cat sat.", lowercase=True)]
+    got = [
+        [r.text for r in subset_stream(s, keys, SkipLog("raise"), lowercase_keys=True)]
+        for s in specs
+    ]
+    assert got == [["The Cat sat."], ["the cat  sat."]]

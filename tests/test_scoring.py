@@ -14,7 +14,7 @@ from paraamr.metrics.ted import tree_edit_distance
 from paraamr.metrics.trees import leaves, to_bracketed
 from paraamr.parsers.gold import GoldParser
 from paraamr.scoring import METRICS, MetricConfig, score_records
-from paraamr.shards import Shard, stream_path
+from paraamr.shards import Shard, ShardError, merged_rows, stream_path
 from paraamr.tables.table2 import corpus_dir, shard_of, table2_row
 
 
@@ -87,6 +87,8 @@ def test_pair_values_equal_metric_functions(gold_corpus, tmp_path):
         src_tok, para_tok = r.text.split(), p.text.split()
         assert row["one_minus_bleu"] == pytest.approx(1 - bleu_nltk(para_tok, src_tok))
         assert row["one_minus_iou"] == pytest.approx(1 - token_iou(src_tok, para_tok))
+        e_src, e_para = FakeEncoder().encode([r.text, p.text])  # the encoder, one at a time
+        assert row["similarity"] == pytest.approx(float(e_src @ e_para), abs=1e-6)
         assert row["tedf"] == tree_edit_distance(r.parse, p.parse, kernel="zss")
         assert row["ted3"] == tree_edit_distance(r.parse, p.parse, depth=3, kernel="zss")
     merged = table2_row(tmp_path, "gold")
@@ -109,7 +111,16 @@ def test_shards_merge_to_unsharded(gold_corpus, tmp_path):
     _score(gold_corpus, one)
     for i in range(3):
         _score(gold_corpus, many, shard=i, n=3)
-    a, b = table2_row(one, "gold"), table2_row(many, "gold")
+    a, b = table2_row(one, "gold", 200, seed=3), table2_row(many, "gold", 200, seed=3)
+    assert a == b  # every value, the bootstrap intervals (same seed) included
+    assert all(f"{m}_ci95" in a for m in METRICS if m != "one_minus_bleu" or a[m] is not None)
+    # the files, row by row: the merged shards are the unsharded run's rows in the same order
+    for stream in ("pairs", "sources"):
+        unsharded = [
+            json.loads(x) for x in stream_path(corpus_dir(one, "gold"), Shard(), stream).open()
+        ]
+        merged = list(merged_rows(corpus_dir(many, "gold"), stream, order_key="source_id"))
+        assert merged == unsharded and len(merged) == {"pairs": 60, "sources": 30}[stream]
     ids = sorted(
         json.loads(x)["source_id"]
         for i in range(3)
@@ -118,13 +129,11 @@ def test_shards_merge_to_unsharded(gold_corpus, tmp_path):
         .splitlines()
     )
     assert ids == list(range(30))
-    for k in ("n_sources", "n_pairs", *METRICS):
-        assert a[k] == pytest.approx(b[k], abs=1e-3), k
 
 
 def test_missing_shard_is_an_error(gold_corpus, tmp_path):
     _score(gold_corpus, tmp_path, shard=0, n=2)
-    with pytest.raises(Exception, match=r"shards \[1\] of 2 are missing"):
+    with pytest.raises(ShardError, match=r"shards \[1\] of 2 are missing"):
         table2_row(tmp_path, "gold")
 
 

@@ -305,12 +305,12 @@ def test_hub_loader_without_datasets_says_what_to_do(monkeypatch):
         load_hub("STS12")
 
 
-def test_hydra_entry_writes_sts_json(tmp_path, data_dir, monkeypatch):
+@pytest.mark.slow
+def test_hydra_entry_writes_sts_json(tmp_path, data_dir, suite, minilm):
+    """The entry point with the real offline MiniLM it names (no stand-in), checked against
+    sentence-transformers + scipy on the same pairs."""
     from hydra import compose, initialize_config_dir
 
-    import paraamr.metrics.semantic as semantic
-
-    monkeypatch.setattr(semantic, "load_encoder", lambda name, device=None: HashEncoder())
     spec = importlib.util.spec_from_file_location("sts_entry", ROOT / "experiments" / "sts.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -330,3 +330,9 @@ def test_hydra_entry_writes_sts_json(tmp_path, data_dir, monkeypatch):
     assert out["model"] == "minilm" and re.search(r"metric:spearman-all-setting", out["signature"])
     assert out["years"]["STS13"]["n"] == 1500 and "spearman" in out["avg"]
     assert out["counts"]["STS13"]["pairs"] == 1500
+    a = [x for t in suite["STS13"].subsets.values() for x in t[0]]
+    b = [x for t in suite["STS13"].subsets.values() for x in t[1]]
+    gold = np.concatenate([t[2] for t in suite["STS13"].subsets.values()])
+    ea, eb = (minilm.encode(x, batch_size=64, normalize_embeddings=True) for x in (a, b))
+    expect = stats.spearmanr((ea * eb).sum(1), gold)[0] * 100  # SentEval "all": pooled pairs
+    assert out["years"]["STS13"]["spearman"] == pytest.approx(expect, abs=0.05)

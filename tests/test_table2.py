@@ -6,7 +6,7 @@ import pytest
 
 from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.tables.run_table2 import run_table2
-from paraamr.tables.table2 import TABLE2_COLUMNS, parse_corpus_specs
+from paraamr.tables.table2 import parse_corpus_specs
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +29,12 @@ def test_outputs_have_the_documented_schema(table2_run):
     out, _ = table2_run
     payload = json.loads((out / "table2.json").read_text())
     assert [r["dataset"] for r in payload["rows"]] == ["ParaNMT", "ParaBank1"]
+    metrics = ["similarity", "one_minus_bleu", "one_minus_iou", "ted3", "tedf"]
+    documented = ["dataset", "n_sources", "n_pairs", *metrics, "signature"]  # README, by hand
     for r in payload["rows"]:
-        assert set(r) >= set(TABLE2_COLUMNS)
+        assert set(r) == {*documented, "dropped_identical", "skipped"} | {
+            f"{m}_ci95" for m in metrics
+        }
         assert r["n_sources"] == 12 and r["n_pairs"] >= 11
         assert 0 < r["similarity"] <= 100 and 0 <= r["one_minus_bleu"] <= 100
         assert 0 <= r["one_minus_iou"] <= 100 and r["tedf"] >= r["ted3"] >= 0
@@ -39,7 +43,9 @@ def test_outputs_have_the_documented_schema(table2_run):
         assert lo <= r["similarity"] <= hi
     md = (out / "table2.md").read_text()
     assert "offline analogue" in md and "84.28" in md and "paper" in md
-    assert (out / "table2.csv").read_text().count("\n") == 2 + 4 + 1
+    csv_lines = (out / "table2.csv").read_text().splitlines()
+    assert csv_lines[0] == "source," + ",".join(documented)
+    assert len(csv_lines) == 1 + 2 + 4  # header, our two rows, the paper's four
 
 
 def test_wandb_offline_run_files(table2_run):
@@ -53,6 +59,20 @@ def test_wandb_offline_run_files(table2_run):
     t = json.loads(tables[0].read_text())
     names = [row[0] for row in t["data"]]
     assert "ParaNMT" in names and "ParaAMR (paper)" in names
+    # each corpus's run: its group, its name and its Table 2 row as the summary
+    from paraamr.testing.wandb_records import read_offline_run
+
+    rows = {r["dataset"]: r for r in json.loads((out / "table2.json").read_text())["rows"]}
+    recorded = [read_offline_run(r) for r in runs]
+    assert sorted(r["name"] for r in recorded) == ["ParaBank1", "ParaNMT", "table2-comparison"]
+    assert {(r["project"], r["group"]) for r in recorded} == {("paraamr", "table2")}
+    for r in recorded:
+        if r["name"] in rows:
+            want = rows[r["name"]]
+            keys = ["dataset", "n_sources", "n_pairs", "similarity", "one_minus_bleu"]
+            keys += ["one_minus_iou", "ted3", "tedf", "signature"]
+            assert r["summary"] == {k: want[k] for k in keys}
+            assert r["config"]["dataset"] == r["name"]
 
 
 def test_no_data_gives_a_clear_message(tmp_path, compose_config):

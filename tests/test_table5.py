@@ -39,9 +39,13 @@ def test_jobs_write_results(runs):
     root, results = runs
     for r in results:
         assert set(r["sts"]["years"]) == {"STS12", "STS13", "STS14", "STS15", "STS16"}
-        assert math.isfinite(r["sts"]["avg"]["spearman"]) and r["sts"]["avg"]["spearman"] > 30
+        # MiniLM on these 60-pair subsamples gives 80.59 untrained (measured); 2 steps at the
+        # preset's learning rate cannot move it far
+        assert 79.5 < r["sts"]["avg"]["spearman"] < 81.5
         assert "subsample:60" in r["signature"]
     assert results[0]["steps"] == 2 and results[2]["corpus"] == "none"
+    untrained = results[2]["sts"]["avg"]["spearman"]
+    assert all(abs(r["sts"]["avg"]["spearman"] - untrained) < 0.5 for r in results[:2])
     assert len(list((root / "runs").rglob("results.json"))) == 3
 
 
@@ -50,7 +54,18 @@ def test_gather_and_analysis_outputs(runs, tmp_path, monkeypatch):
     root, results = runs
     rows = gather_rows(results)
     assert [r["dataset"] for r in rows] == ["none", "MSRP"]
-    assert rows[1]["n_seeds"] == 2 and rows[1]["spearman_std"] >= 0
+    assert rows[1]["n_seeds"] == 2 and rows[1]["seeds"] == [0, 1]
+    # mean ± sample std of two seeds by hand: (a + b) / 2 and |a - b| / sqrt(2)
+    for key in ("spearman", "pearson"):
+        a, b = (results[i]["sts"]["avg"][key] for i in (0, 1))
+        assert rows[1][f"{key}_mean"] == pytest.approx((a + b) / 2, abs=1e-4)
+        assert rows[1][f"{key}_std"] == pytest.approx(abs(a - b) / math.sqrt(2), abs=1e-4)
+    for y, v in rows[1]["per_year"].items():
+        a, b = (results[i]["sts"]["years"][y]["spearman"] for i in (0, 1))
+        assert (v["spearman_mean"], v["spearman_std"]) == pytest.approx(
+            ((a + b) / 2, abs(a - b) / math.sqrt(2)), abs=1e-4
+        )
+    assert rows[0]["n_seeds"] == 1 and rows[0]["spearman_std"] == 0.0
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
     from analysis.make_table5 import main
 

@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from paraamr.corpus.errors import SkipLog
-from paraamr.corpus.readers import iter_lines
 from paraamr.errors import ConfigError
 
 __all__ = ["Item", "read_sentences", "read_penman_items", "read_items", "INPUT_FORMATS"]
@@ -35,6 +33,29 @@ class Item:
     text: str
     graph: str | None = None  # PENMAN with metadata, for gold-graph input
     error: str | None = None  # set when the input record itself is bad
+
+
+def iter_all_lines(path: str | os.PathLike) -> Iterator[tuple[int, str, str | None]]:
+    """Every line of a file as ``(line_number, text, error)``, 1-based, newline stripped; a line
+    that is not UTF-8 has ``text=""`` and ``error`` saying where it broke (never dropped, wherever
+    it is: first, middle, last, with or without a final newline). A leading BOM is removed.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "s.txt")
+    >>> _ = open(p, "wb").write(b"ok\\nbad \\xff")
+    >>> list(iter_all_lines(p))
+    [(1, 'ok', None), (2, '', 'undecodable bytes (invalid start byte at byte 4)')]
+    """
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                yield n, "", f"undecodable bytes ({e.reason} at byte {e.start})"
+                continue
+            if n == 1:
+                text = text.lstrip("\ufeff")
+            yield n, text.rstrip("\r\n"), None
 
 
 def guess_input_format(path: str | os.PathLike) -> str:
@@ -54,13 +75,12 @@ def read_sentences(
 ) -> Iterator[Item]:
     """One item per input line (blank lines and bad records become items with ``error`` set, so
     they are rejected with a reason instead of silently shifting line numbers)."""
-    skips = SkipLog("skip")  # undecodable lines are counted here and reported as rejects below
-    last = 0
-    for n, line in iter_lines(path, skips):
-        for missing in range(last + 1, n):  # lines iter_lines skipped (undecodable bytes)
-            yield Item(missing, "", error="undecodable bytes")
-        last = n
-        if fmt == "text":
+    if fmt not in ("text", "tsv", "jsonl"):
+        raise ConfigError(f"input_format: unknown sentence input format {fmt!r}")
+    for n, line, bad in iter_all_lines(path):
+        if bad:
+            yield Item(n, "", error=bad)
+        elif fmt == "text":
             yield Item(n, line.strip(), error=None if line.strip() else "empty line")
         elif fmt == "tsv":
             cols = line.split("\t")
@@ -75,8 +95,6 @@ def read_sentences(
                 continue
             ok = isinstance(text, str) and text.strip()
             yield Item(n, text.strip() if ok else "", error=None if ok else f"no text in {field!r}")
-        else:
-            raise ConfigError(f"input_format: unknown sentence input format {fmt!r}")
 
 
 def read_penman_items(path: str | os.PathLike) -> Iterator[Item]:

@@ -118,10 +118,8 @@ class Builder:
 
     def process_chunk(self, items: list[Item]) -> tuple[list[dict], list[dict], Counter]:
         """Records (canonical format + ``line``), rejects (line, text, stage, reason), counts."""
-        import penman
-        from penman.models.amr import model as amr_model
-
         from paraamr.amr.refocus import candidate_foci, linearize, refocus
+        from paraamr.builder.graphs import decode_amr
 
         rejects: list[dict] = []
         counts: Counter = Counter()
@@ -151,7 +149,7 @@ class Builder:
                 self._reject(rejects, it, "parse", "the AMR parser returned no graph (None)")
                 continue
             try:
-                graph = penman.decode(it.graph, model=amr_model)
+                graph, n_trees = decode_amr(it.graph)
                 foci = candidate_foci(
                     graph,
                     self.cfg.focus_policy,
@@ -164,16 +162,23 @@ class Builder:
             if not foci:
                 self._reject(rejects, it, "refocus", "no candidate focus (one-node graph?)")
                 continue
-            ok = 0
+            ok, first_error = 0, ""
             for f in foci:
                 try:
                     jobs.append((it, f, linearize(refocus(graph, f))))
                     ok += 1
                 except Exception as e:  # AMRError, or penman errors on garbage graphs
                     counts["focus_failed"] += 1
+                    first_error = first_error or f"{type(e).__name__}: {e}"
                     log.debug("line %d focus %s: %s", it.line, f, e)
             if not ok:
-                self._reject(rejects, it, "refocus", f"no focus of {len(foci)} could be laid out")
+                what = f"disconnected graph ({n_trees} trees): " if n_trees > 1 else ""
+                self._reject(
+                    rejects,
+                    it,
+                    "refocus",
+                    f"{what}no focus of {len(foci)} could be laid out ({first_error})",
+                )
         # 4. AMR -> text (one batched call for the chunk; isolate failures if it raises)
         t0 = time.perf_counter()
         texts = self._generate([g for _, _, g in jobs], counts)

@@ -185,6 +185,16 @@ def _read_msrp(path: str, skips: SkipLog) -> Iterator[SourceRecord]:
             yield SourceRecord(src, [Paraphrase(para)], extra={"ids": cols[1:3]}, path=path, line=n)
 
 
+def _wrong_width(row: dict, reader: csv.DictReader, skips: SkipLog, path: str, n: int) -> bool:
+    """Skip (or raise for) a row whose column count differs from the header's."""
+    width = len(reader.fieldnames or ())
+    if None not in row and None not in row.values():
+        return False
+    got = width + len(row[None]) if None in row else sum(v is not None for v in row.values())
+    skips.skip(f"expected {width} columns (as the header), got {got}", path, n)
+    return True
+
+
 def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[SourceRecord]:
     """ParaBank-Eval (``ref.tsv`` + ``candidates.tsv``): one record per reference, distinct
     candidates of the chosen system(s), in file order. The set is small (400 sources)."""
@@ -199,6 +209,8 @@ def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[Sour
     with open(ref_path, encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
         for n, row in enumerate(reader, 2):
+            if _wrong_width(row, reader, skips, str(ref_path), n):
+                continue
             if not row.get("ref_sent", "").strip():
                 skips.skip("empty reference sentence", str(ref_path), n)
                 continue
@@ -207,6 +219,8 @@ def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[Sour
     with open(cand_path, encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
         for n, row in enumerate(reader, 2):
+            if _wrong_width(row, reader, skips, str(cand_path), n):
+                continue
             ids = (row.get("sys_id") or "").split()
             if not ids or row.get("ref_id") not in cands:
                 skips.skip("candidate without sys_id or with an unknown ref_id", str(cand_path), n)

@@ -47,11 +47,14 @@ def common_keys(key_sets: list[np.ndarray]) -> np.ndarray:
 def filter_common(
     records: Iterable[SourceRecord], keys: np.ndarray, lowercase: bool = False
 ) -> Iterator[SourceRecord]:
-    """Yield the records whose source key is in ``keys`` (a sorted array); first occurrence only."""
-    seen: set[int] = set()
+    """Yield the records whose source key is in ``keys`` (a sorted array); first occurrence only.
+
+    Which keys were seen is one byte per key of ``keys`` (not a Python set of every kept key).
+    """
+    seen = np.zeros(len(keys), dtype=bool)
     for r in records:
         k = key_of(r.text, lowercase)
         i = np.searchsorted(keys, np.uint64(k))
-        if i < len(keys) and keys[i] == k and k not in seen:
-            seen.add(k)
+        if i < len(keys) and keys[i] == k and not seen[i]:
+            seen[i] = True
             yield r

@@ -48,7 +48,8 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
 
     specs, data_label, data_description = _specs(cfg)
     mcfg: MetricConfig = instantiate(cfg.metrics)
-    keys = common_subset(specs, cfg.on_error, cfg.progress)
+    lowercase_keys = bool(cfg.get("lowercase_keys", False))
+    keys = common_subset(specs, cfg.on_error, cfg.progress, lowercase_keys)
     if len(keys) == 0:
         raise DataNotFoundError("the corpora have no source sentence in common: nothing to compare")
     parser = instantiate(cfg.parser)
@@ -60,7 +61,7 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
         ted_variant=mcfg.ted_variant,
         ted_kernel=mcfg.ted_kernel,
         ted3_depth=mcfg.ted3_depth,
-        data=data_label,
+        data=data_label + (",keys:lowercase" if lowercase_keys else ""),
         lowercase=mcfg.lowercase,
         self_bleu=mcfg.self_bleu,
     )
@@ -68,7 +69,7 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
     total = (total - cfg.shard + cfg.num_shards - 1) // cfg.num_shards
     for spec in specs:
         skips = SkipLog(cfg.on_error)
-        stream = subset_stream(spec, keys, skips, cfg.limit)
+        stream = subset_stream(spec, keys, skips, cfg.limit, lowercase_keys)
         records = shard_of(stream, cfg.shard, cfg.num_shards)
         res = score_records(
             records,

@@ -8,7 +8,9 @@ optionally take this job's shard and the first ``limit`` sources, score each cor
 from __future__ import annotations
 
 import logging
+import math
 import os
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,7 +21,7 @@ from paraamr.corpus.records import SourceRecord, same_sentence
 from paraamr.corpus.subset import common_keys, filter_common, source_keys
 from paraamr.data import DATA_HINT
 from paraamr.errors import DataNotFoundError, ParaAMRError
-from paraamr.metrics.aggregate import bootstrap_ci, corpus_means
+from paraamr.metrics.aggregate import bootstrap_ci
 from paraamr.metrics.lexical import CorpusBleu
 from paraamr.paper import PAPER_TABLE2, PAPER_TABLE2_SOURCES
 from paraamr.scoring import METRICS, SOURCE_METRICS, shard_result
@@ -158,15 +160,22 @@ def _usable(records: Iterable[SourceRecord]) -> Iterator[SourceRecord]:
             yield r
 
 
-def common_subset(specs: list[CorpusSpec], on_error: str = "raise", progress: bool = True):
-    """Sorted keys of the sources present (with a usable paraphrase) in every corpus."""
+def common_subset(
+    specs: list[CorpusSpec],
+    on_error: str = "raise",
+    progress: bool = True,
+    lowercase_keys: bool = False,
+):
+    """Sorted keys of the sources present (with a usable paraphrase) in every corpus; with
+    ``lowercase_keys`` sources match case-insensitively (pass the same to :func:`subset_stream`).
+    """
     from tqdm.auto import tqdm
 
     sets = []
     for spec in specs:
         records = read_corpus(spec.path, spec.fmt, SkipLog(on_error))
         bar = tqdm(records, desc=f"sources {spec.name}", unit="src", disable=not progress)
-        keys = source_keys(_usable(bar))
+        keys = source_keys(_usable(bar), lowercase_keys)
         log.info("%s: %d distinct sources", spec.name, len(keys))
         sets.append(keys)
     common = common_keys(sets)
@@ -191,9 +200,29 @@ def corpus_dir(out_dir: str | os.PathLike, name: str) -> Path:
     return Path(out_dir) / "shards" / name
 
 
-def subset_stream(spec: CorpusSpec, keys, skips: SkipLog, limit: int | None = None):
+def subset_stream(
+    spec: CorpusSpec,
+    keys,
+    skips: SkipLog,
+    limit: int | None = None,
+    lowercase_keys: bool = False,
+):
     """The records of one corpus restricted to the common subset (first ``limit``)."""
-    return limited(filter_common(_usable(read_corpus(spec.path, spec.fmt, skips)), keys), limit)
+    records = _usable(read_corpus(spec.path, spec.fmt, skips))
+    return limited(filter_common(records, keys, lowercase_keys), limit)
+
+
+ALL = (*METRICS, *SOURCE_METRICS)
+
+
+def _source_values(root: Path) -> dict[str, array]:
+    """Each metric's per-source means in input order (NaN for ``None``), 8 bytes per source."""
+    values = {m: array("d") for m in ALL}
+    for r in merged_rows(root, "sources", order_key="source_id"):
+        for m in ALL:
+            v = r.get(m)
+            values[m].append(math.nan if v is None else v)
+    return values
 
 
 def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: int = 0) -> dict:
@@ -208,7 +237,7 @@ def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: 
         raise DataNotFoundError(f"no shards under {root}: run the scoring step first")
     states = shard_states(root)
     results = [shard_result(st) for st in states]
-    rows = list(merged_rows(root, "sources", order_key="source_id"))
+    values = _source_values(root)  # per-metric arrays, not 1M row dicts
     n_pairs = sum(r.n_pairs for r in results)
     dropped = sum(r.dropped_identical for r in results)
     skips: dict[str, int] = {}
@@ -217,9 +246,12 @@ def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: 
         for k, v in r.skips["by_reason"].items():
             skips[k] = skips.get(k, 0) + v
         cbleu.merge(r.corpus_bleu_stats)
-    means = corpus_means(rows, METRICS + SOURCE_METRICS)
-    row = {"dataset": name, "n_sources": len(rows), "n_pairs": n_pairs}
-    for m in METRICS + SOURCE_METRICS:
+    n_sources = len(values[METRICS[0]])
+    kept = {m: [v for v in values[m] if v == v] for m in ALL}  # NaN stands for None
+    means = {m: float(sum(kept[m]) / len(kept[m])) if kept[m] else None for m in ALL}
+    del values
+    row = {"dataset": name, "n_sources": n_sources, "n_pairs": n_pairs}
+    for m in ALL:
         v = means[m]
         if m in SOURCE_METRICS and v is None:
             continue  # optional metric that was not computed
@@ -230,7 +262,7 @@ def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: 
         )
         row[m] = None if v is None else round(v * scale, 4)
         if bootstrap and means[m] is not None:
-            lo, hi = bootstrap_ci([r.get(m) for r in rows], bootstrap, seed=seed)
+            lo, hi = bootstrap_ci(kept[m], bootstrap, seed=seed)
             row[f"{m}_ci95"] = [round(lo * scale, 4), round(hi * scale, 4)]
     row["dropped_identical"] = dropped
     row["skipped"] = skips
