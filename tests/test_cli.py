@@ -71,5 +71,7 @@ def test_console_script_is_installed():
     )
     assert "ted" in run("--help").stdout and "score" in run("--help").stdout
     tree_a, tree_b = "(ROOT (S (NP (PRP I)) (VP (VBP know))))", "(ROOT (S (VP (VB go)) (. .)))"
-    assert run("ted", tree_a, tree_b, "--depth", "3").stdout.strip() == "2"
+    assert (
+        run("ted", tree_a, tree_b, "--depth", "3").stdout.strip() == "4"
+    )  # the authors' TED-3 (issue 13)
     assert run("ted", tree_a, tree_b).stdout.strip() == "4"
