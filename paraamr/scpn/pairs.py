@@ -167,7 +167,8 @@ class ParseCache:
         return text in self.parses or text in self.errors
 
     def add(self, rows: dict[str, str | Exception]) -> None:
-        """Store new results (a parse string with words, or an exception)."""
+        """Store new results (a :class:`~paraamr.parsers.base.Parsed` or tree string with
+        words, or an exception)."""
         new = []
         for text, res in rows.items():
             if isinstance(res, Exception):
@@ -175,7 +176,7 @@ class ParseCache:
                 new.append({"text": text, "error": str(res)})
                 continue
             try:
-                self.parses[text] = linearize(res)
+                self.parses[text] = linearize(getattr(res, "tree", res))
                 new.append({"text": text, "parse": self.parses[text]})
             except TreeError as e:
                 self.errors[text] = f"unreadable parse: {e}"

@@ -1,0 +1,217 @@
+"""Syntactically controlled paraphrasing: formats, pairs, loss, training/resume, parse generator,
+paraphraser, evaluation and the Table 6 pipeline (tiny random models; shared data)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+import torch
+
+from paraamr.corpus.records import Paraphrase, SourceRecord
+from paraamr.errors import ConfigError, ParaAMRError, TreeError
+from paraamr.scpn.formats import get_format, height, linearize
+from paraamr.scpn.pairs import TrainPair, attach_parses, select_pairs
+
+TREE = "(ROOT (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)))"
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    from paraamr.testing.tiny_models import build_tiny_causal_lm
+
+    return str(build_tiny_causal_lm(tmp_path_factory.mktemp("gpt2")))
+
+
+@pytest.fixture(scope="module")
+def tiny_t5(tmp_path_factory):
+    from paraamr.testing.tiny_models import build_tiny_seq2seq
+
+    return str(build_tiny_seq2seq(tmp_path_factory.mktemp("t5"), init_std=None))
+
+
+# formats --------------------------------------------------------------------------------------
+def test_linearize_and_prune_literal_tree():
+    assert linearize(TREE) == ("(ROOT (S (NP (DT) (NN)) (VP (VBD) (PP (IN) (NP (DT) (NN)))) (.)))")
+    assert linearize(TREE, 2) == "(ROOT (S))"
+    assert linearize(TREE, 3) == "(ROOT (S (NP) (VP) (.)))"
+    assert linearize(TREE, 4) == "(ROOT (S (NP (DT) (NN)) (VP (VBD) (PP)) (.)))"
+    word_free = linearize(TREE)
+    assert linearize(word_free, 4, has_words=False) == linearize(TREE, 4)
+    assert height(word_free) == 6 and height("(ROOT (S (NP) (VP) (.)))") == 3
+    with pytest.raises(TreeError):
+        linearize("(ROOT (S (NP)")
+
+
+def test_input_formats_on_literal_trees():
+    src = "(ROOT (S (NP (PRP I)) (VP (VBP know)) (. .)))"
+    sp, tp = linearize(src), linearize(TREE)
+    s = "I know ."
+    assert get_format("scpn").text(s, sp, tp) == f"I know . <sep> {tp}"
+    assert get_format("aesop").text(s, sp, tp) == (
+        "I know . <sep> (ROOT (S (NP (PRP)) (VP (VBP)) (.))) <sep> "
+        "(ROOT (S (NP (DT) (NN)) (VP (VBD) (PP)) (.)))"
+    )
+    assert (
+        get_format("skeleton", depth=3).text(s, sp, tp) == "(ROOT (S (NP) (VP) (.))) <sep> I know ."
+    )
+    assert get_format("noparse").text(s, sp, tp) == s
+    assert (
+        get_format("aesop", depth=2).signature() == "fmt:aesop,src-parse:d2,tgt-parse:d2,sep:<sep>"
+    )
+    with pytest.raises(TreeError, match="needs the target parse"):
+        get_format("scpn").segments(s, sp, None)
+    with pytest.raises(ConfigError, match="input_format"):
+        get_format("bogus")
+
+
+# pairs ----------------------------------------------------------------------------------------
+def _recs(n, k=7, ppl=None):
+    return [
+        SourceRecord(f"s{i}", tuple(Paraphrase(f"p{i}_{j}", perplexity=ppl) for j in range(k)))
+        for i in range(n)
+    ]
+
+
+def test_authors_preset_identity_cap_and_dev_split():
+    stats = Counter()
+    train, dev = select_pairs(_recs(10), max_paraphrases=5, dev_sources=3, seed=1, stats=stats)
+    # 7 sources: identity + 5 paraphrases each; 3 dev sources: 5 paraphrases, no identity
+    assert len(train) == 7 * 6 and len(dev) == 3 * 5
+    assert [p.target for p in train[::6]] == [f"s{i}" for i in range(7)]
+    assert {p.source for p in dev} == {"s7", "s8", "s9"}
+    assert all(p.source != p.target for p in dev)
+    assert stats["dropped_cap"] == 10 * 2
+    again, _ = select_pairs(_recs(10), max_paraphrases=5, dev_sources=3, seed=1)
+    other, _ = select_pairs(_recs(10), max_paraphrases=5, dev_sources=3, seed=2)
+    assert again == train and other != train  # seeded shuffle
+    both, _ = select_pairs(_recs(3, 1), dev_sources=1, identity=False, both_directions=True)
+    assert both == [TrainPair("s0", "p0_0"), TrainPair("p0_0", "s0"), TrainPair("s1", "p1_0"),
+                    TrainPair("p1_0", "s1")]  # fmt: skip
+
+
+def test_pairs_perplexity_filter_and_errors():
+    recs = [SourceRecord("a", (Paraphrase("b", 50.0), Paraphrase("c", 90.0))), *_recs(2, 1, 10.0)]
+    train, _ = select_pairs(recs, max_perplexity=85, dev_sources=1)
+    assert [p.target for p in train] == ["a", "b", "s0", "p0_0"]
+    with pytest.raises(ParaAMRError, match="max_perplexity=null"):
+        select_pairs(_recs(3), max_perplexity=85, dev_sources=1)
+    with pytest.raises(ConfigError, match="dev_sources"):
+        select_pairs(_recs(3), dev_sources=3)
+
+
+class _CountingParser:
+    name = "fake"
+
+    def __init__(self):
+        self.seen = []
+
+    def signature(self):
+        return "fake"
+
+    def parse(self, sentences):
+        from paraamr.errors import ParserError
+        from paraamr.parsers.base import Parsed
+
+        self.seen.extend(sentences)
+        return [
+            ParserError("no") if s == "bad" else Parsed((s,), f"(ROOT (NP (NN {s})))")
+            for s in sentences
+        ]
+
+
+def test_each_sentence_parsed_once_cached_and_failures_counted(tmp_path):
+    from paraamr.scpn.pairs import ParseCache
+
+    pairs = [TrainPair("a", "a"), TrainPair("a", "b"), TrainPair("bad", "a"), TrainPair("a", "bad")]
+    parser, stats = _CountingParser(), Counter()
+    cache = ParseCache(tmp_path / "c.jsonl", "fake")
+    out = attach_parses(pairs, parser, cache=cache, stats=stats)
+    assert sorted(parser.seen) == ["a", "b", "bad"]
+    assert out == [TrainPair("a", "a", "(ROOT (NP (NN)))", "(ROOT (NP (NN)))"),
+                   TrainPair("a", "b", "(ROOT (NP (NN)))", "(ROOT (NP (NN)))")]  # fmt: skip
+    assert stats["dropped_source_unparsed"] == 1 and stats["dropped_target_unparsed"] == 1
+    parser2 = _CountingParser()  # a new run reads the cache file: nothing parsed again
+    assert attach_parses(pairs, parser2, cache=ParseCache(tmp_path / "c.jsonl", "fake")) == out
+    assert parser2.seen == []
+    with pytest.raises(ConfigError, match="parse_cache"):
+        ParseCache(tmp_path / "c.jsonl", "other-parser")
+
+
+# loss -----------------------------------------------------------------------------------------
+PAIRS = [
+    TrainPair("the cat sat .", "a cat was sitting .", "(ROOT (S (NP) (VP) (.)))",
+              "(ROOT (S (NP (DT) (NN)) (VP (VBD) (VP)) (.)))"),
+    TrainPair("dogs bark", "barking dogs", "(ROOT (S (NP) (VP)))", "(ROOT (NP (VBG) (NNS)))"),
+]  # fmt: skip
+
+
+def _manual_ce(logits, targets):
+    logp = torch.log_softmax(logits.double(), -1)
+    return -torch.stack([logp[i, t] for i, t in targets]).mean()
+
+
+def test_decoder_only_loss_is_on_the_target_only(tiny_gpt2):
+    from paraamr.scpn.module import SCPNModule
+
+    m = SCPNModule(tiny_gpt2, input_format="skeleton", parse_depth=3)
+    tok, enc = m.tokenizer, m.encoder
+    batch = enc.batch(PAIRS)
+    # hand layout of row 1: prompt = skeleton <sep> source <para>, then " barking dogs" + eos
+    prompt = tok("(ROOT (NP (VBG) (NNS))) <sep> dogs bark <para>", add_special_tokens=False)
+    target = tok(" barking dogs", add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
+    n = len(prompt["input_ids"])
+    row = batch["input_ids"][1].tolist()
+    assert row[:n] == prompt["input_ids"] and row[n : n + len(target)] == target
+    lab = batch["labels"][1].tolist()
+    assert lab[:n] == [-100] * n and lab[n : n + len(target)] == target
+    assert set(lab[n + len(target) :]) <= {-100}
+    m.model.eval()
+    with torch.no_grad():
+        loss = m.model(**batch).loss
+        logits = m.model(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
+        ).logits
+    # position j predicts token j+1; only target tokens (and the eos) count
+    targets = []
+    for i in range(2):
+        for j, t in enumerate(batch["labels"][i].tolist()):
+            if t != -100:
+                targets.append(((i, j - 1), t))
+    want = _manual_ce(torch.stack([logits[i, j] for (i, j), _ in targets]),
+                      list(enumerate(t for _, t in targets)))  # fmt: skip
+    assert loss.item() == pytest.approx(want.item(), rel=1e-5)
+
+
+def test_seq2seq_loss_hand_checked(tiny_t5):
+    from paraamr.scpn.module import SCPNModule
+
+    m = SCPNModule(tiny_t5, input_format="scpn")
+    assert m.arch == "seq2seq"
+    batch = m.encoder.batch(PAIRS)
+    tok = m.tokenizer
+    want_in = tok(f"dogs bark <sep> {PAIRS[1].target_parse}")["input_ids"]
+    assert batch["input_ids"][1].tolist()[: len(want_in)] == want_in
+    lab = tok(text_target="barking dogs")["input_ids"]
+    assert batch["labels"][1].tolist()[: len(lab)] == lab
+    assert set(batch["labels"][1].tolist()[len(lab) :]) <= {-100}
+    m.model.eval()
+    with torch.no_grad():
+        loss = m.model(**batch).loss
+        logits = m.model(**batch).logits
+    targets = [((i, j), t) for i in range(2) for j, t in enumerate(batch["labels"][i].tolist())
+               if t != -100]  # fmt: skip
+    want = _manual_ce(torch.stack([logits[i, j] for (i, j), _ in targets]),
+                      list(enumerate(t for _, t in targets)))  # fmt: skip
+    assert loss.item() == pytest.approx(want.item(), rel=1e-5)
+
+
+def test_truncation_is_per_segment_and_counted(tiny_gpt2):
+    from paraamr.scpn.module import SCPNModule
+
+    m = SCPNModule(tiny_gpt2, input_format="scpn", max_source_length=3, max_syntax_length=400)
+    long = TrainPair("one two three four five six", "x", None, PAIRS[0].target_parse)
+    ids = m.encoder.input_ids(m.encoder.segments(long))
+    text = m.tokenizer.decode(ids)
+    assert text.endswith(PAIRS[0].target_parse + " <para>")  # the parse survives in full
+    assert m.encoder.truncated["source"] == 1 and "six" not in text
