@@ -3,7 +3,9 @@ paraphraser, evaluation and the Table 6 pipeline (tiny random models; shared dat
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 import torch
@@ -215,3 +217,99 @@ def test_truncation_is_per_segment_and_counted(tiny_gpt2):
     text = m.tokenizer.decode(ids)
     assert text.endswith(PAIRS[0].target_parse + " <para>")  # the parse survives in full
     assert m.encoder.truncated["source"] == 1 and "six" not in text
+
+
+# training, resume -----------------------------------------------------------------------------
+SENTS = [
+    ("The cat sat on the mat.", "A cat was sitting on the mat."),
+    ("He bought a new car yesterday.", "Yesterday he purchased a new car."),
+    ("She is reading a book.", "A book is being read by her."),
+    ("We will meet at noon.", "At noon we will meet."),
+    ("The weather is nice today.", "Today the weather is pleasant."),
+    ("They won the match easily.", "The match was won easily by them."),
+    ("I forgot my keys at home.", "My keys were left at home."),
+    ("The train arrived late.", "The train was late."),
+    ("Birds fly south in winter.", "In winter, birds fly south."),
+    ("He plays the guitar well.", "He is good at playing the guitar."),
+    ("The shop closes at nine.", "At nine the shop closes."),
+    ("Can you help me with this?", "Could you help me with this?"),
+]
+
+
+@pytest.fixture(scope="module")
+def pairs_tsv(tmp_path_factory):
+    p = tmp_path_factory.mktemp("corpus") / "pairs.tsv"
+    p.write_text("".join(f"{a}\t{b}\n" for a, b in SENTS), encoding="utf-8")
+    return p
+
+
+def _train_cfg(compose_config, out, model_path, corpus, *extra):
+    return compose_config(
+        "scpn",
+        f"out_dir={out}",
+        f"model.model_name_or_path={model_path}",
+        f"data.path={corpus}",
+        "data.format=pairs",
+        "data.dev_sources=3",
+        "data.batch_size=4",
+        "data.limit_dev=4",
+        "trainer.max_steps=2",
+        "trainer.enable_progress_bar=false",
+        "val_every=2",
+        "logger.wandb.enabled=false",
+        *extra,
+    )
+
+
+def _losses(log_dir):
+    import csv
+
+    with open(f"{log_dir}/metrics.csv") as fh:
+        return [float(r["train/loss"]) for r in csv.DictReader(fh) if r.get("train/loss")]
+
+
+def test_train_saves_plain_transformers_model_and_resumes_exactly(
+    compose_config, tmp_path, tiny_gpt2, pairs_tsv
+):
+    from transformers import AutoModelForCausalLM
+
+    from paraamr.scpn.train import train
+
+    log1 = ("trainer.log_every_n_steps=1",)
+    straight = train(_train_cfg(compose_config, tmp_path / "s", tiny_gpt2, pairs_tsv,
+                                "trainer.max_steps=4", *log1))  # fmt: skip
+    assert straight["steps"] == 4 and straight["num_train_pairs"] == 9 * 2
+    assert straight["num_dev_pairs"] == 3 and Path(straight["best_checkpoint"]).exists()
+    best = Path(straight["best_model"])
+    plain = AutoModelForCausalLM.from_pretrained(best)  # plain transformers loads it
+    assert plain.config.model_type == "gpt2"
+    meta = json.loads((best / "scpn.json").read_text())
+    assert meta["input_format"] == "skeleton" and meta["parser"].startswith("spacy")
+    index = json.loads((best / "parse_index.json").read_text())
+    assert sum(c for _, c in index["parses"]) == 18  # every training target parse counted
+    a = train(_train_cfg(compose_config, tmp_path / "a", tiny_gpt2, pairs_tsv, *log1))
+    last = tmp_path / "a" / "checkpoints" / "last.ckpt"
+    r = train(_train_cfg(compose_config, tmp_path / "a", tiny_gpt2, pairs_tsv,
+                         "trainer.max_steps=4", f"resume={last}", *log1))  # fmt: skip
+    assert r["steps"] == 4
+    assert _losses(a["log_dir"]) == _losses(straight["log_dir"])[:2]
+    assert _losses(r["log_dir"]) == pytest.approx(_losses(straight["log_dir"])[2:], rel=1e-6)
+    sa = AutoModelForCausalLM.from_pretrained(Path(straight["best_model"])).state_dict()
+    sb = AutoModelForCausalLM.from_pretrained(Path(r["best_model"])).state_dict()
+    if straight["best_checkpoint"].endswith(Path(r["best_checkpoint"]).name):
+        assert all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def test_nan_loss_stops_before_any_checkpoint(compose_config, tmp_path, tiny_gpt2, pairs_tsv,
+                                              monkeypatch):  # fmt: skip
+    from paraamr.errors import TrainingError
+    from paraamr.scpn.module import SCPNModule
+    from paraamr.scpn.train import train
+
+    def nan_step(self, batch, batch_idx):
+        return self.model(**batch).loss * float("nan")
+
+    monkeypatch.setattr(SCPNModule, "training_step", nan_step)
+    with pytest.raises(TrainingError, match="loss is nan at step 0"):
+        train(_train_cfg(compose_config, tmp_path, tiny_gpt2, pairs_tsv))
+    assert not list(tmp_path.rglob("*.ckpt")) and not (tmp_path / "best_model").exists()

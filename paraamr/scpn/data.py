@@ -202,3 +202,72 @@ class SCPNDataModule(ResumableDataModule):
             collate_fn=SCPNCollator(self.encoder),
             num_workers=0,
         )
+
+
+def resolve_corpus_path(path: str | None, data_dir: str | None) -> str:
+    """A corpus path as given, or relative to the data directory (``train_corpus`` presets)."""
+    from pathlib import Path
+
+    from paraamr.data import resolve_data_dir
+
+    if not path:
+        raise ParaAMRError("data.path is not set (a corpus file; see conf/train_corpus/)")
+    p = Path(path)
+    if p.exists() or p.is_absolute():
+        return str(p)
+    return str(resolve_data_dir(data_dir) / p)
+
+
+def build_datamodule(
+    path: str,
+    format: str | None = None,  # noqa: A002 - the config key
+    *,
+    encoder: Encoder,
+    parser: Any,
+    task: str = "paraphrase",
+    data_dir: str | None = None,
+    max_perplexity: float | None = None,
+    max_paraphrases: int | None = 5,
+    identity: bool = True,
+    dev_sources: int = 5000,
+    both_directions: bool = False,
+    limit_sources: int | None = None,
+    parse_cache: str | None = None,
+    on_error: str = "raise",
+    batch_size: int = 32,
+    eval_batch_size: int | None = None,
+    limit_dev: int | None = None,
+    seed: int = 0,
+    num_workers: int = 0,
+) -> SCPNDataModule:
+    """Pairs from a corpus (:func:`paraamr.scpn.pairs.build_pairs`) -> :class:`SCPNDataModule`
+    (the ``data/scpn.yaml`` config); ``task=parse_generator`` turns them into parse-generator
+    pairs. The :class:`~paraamr.scpn.pairs.PairSet` is kept as ``.pairs``."""
+    from paraamr.scpn.pairs import build_pairs
+
+    if task not in ("paraphrase", "parse_generator"):
+        raise ParaAMRError(f"task must be paraphrase or parse_generator, got {task!r}")
+    pairs = build_pairs(
+        resolve_corpus_path(path, data_dir),
+        format,
+        parser=parser,
+        max_perplexity=max_perplexity,
+        max_paraphrases=max_paraphrases,
+        identity=identity,
+        dev_sources=dev_sources,
+        both_directions=both_directions,
+        limit_sources=limit_sources,
+        parse_cache=parse_cache,
+        on_error=on_error,
+        seed=seed,
+    )
+    train, dev = pairs.train, pairs.dev
+    if task == "parse_generator":
+        from paraamr.scpn.parse_generator import parse_generator_pairs
+
+        train, dev = parse_generator_pairs(train), parse_generator_pairs(dev)
+    dm = SCPNDataModule(
+        train, dev, encoder, batch_size, eval_batch_size, limit_dev, seed, num_workers
+    )
+    dm.pairs = pairs
+    return dm

@@ -12,6 +12,7 @@ Presets (:data:`FORMATS`), each named in the signature:
                 (AESOP, Sun et al. 2021; default height 4)
 ``skeleton``    ``target parse (depth <= 4) <sep> source`` (the input measured offline)
 ``noparse``     ``source`` alone (the "no parse" baseline: same model, no syntax)
+``parsegen``    ``source parse <sep> template`` (input of the seq2seq parse generator)
 ==============  ===========================================================================
 
 An input is a tuple of *segments* with a maximum length each (source: ``max_source_length``
@@ -174,6 +175,8 @@ FORMATS: dict[str, InputFormat] = {
     "aesop": InputFormat("aesop", ("source", "source_parse", "target_parse"), 4, 4),
     "skeleton": InputFormat("skeleton", ("target_parse", "source"), None, 4),
     "noparse": InputFormat("noparse", ("source",)),
+    # the seq2seq parse generator: source parse <sep> template -> full target parse
+    "parsegen": InputFormat("parsegen", ("source_parse", "target_parse")),
 }
 
 

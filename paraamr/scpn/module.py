@@ -80,6 +80,7 @@ class SCPNModule(pl.LightningModule):
         self.model, self.tokenizer, self.arch = load_lm(
             model_name_or_path, arch, tokenizer_name_or_path
         )
+        self.model.train()  # from_pretrained leaves it in eval mode (dropout off)
         self.fmt = get_format(input_format, parse_depth)
         self.encoder = Encoder(
             self.tokenizer,
