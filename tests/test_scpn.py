@@ -243,9 +243,9 @@ def pairs_tsv(tmp_path_factory):
     return p
 
 
-def _train_cfg(compose_config, out, model_path, corpus, *extra):
+def _train_cfg(compose_config, out, model_path, corpus, *extra, name="scpn"):
     return compose_config(
-        "scpn",
+        name,
         f"out_dir={out}",
         f"model.model_name_or_path={model_path}",
         f"data.path={corpus}",
@@ -313,3 +313,49 @@ def test_nan_loss_stops_before_any_checkpoint(compose_config, tmp_path, tiny_gpt
     with pytest.raises(TrainingError, match="loss is nan at step 0"):
         train(_train_cfg(compose_config, tmp_path, tiny_gpt2, pairs_tsv))
     assert not list(tmp_path.rglob("*.ckpt")) and not (tmp_path / "best_model").exists()
+
+
+# table 6 end to end ---------------------------------------------------------------------------
+@pytest.mark.slow
+def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
+    compose_config, tmp_path, tiny_gpt2, pairs_tsv, data_dir
+):
+    import sacrebleu
+
+    from paraamr.scpn.table6 import gather_rows, load_scores, render, run_job
+
+    common = (f"data_dir={data_dir}", "eval.test_sets=[quora,pan]", "eval.limit=6",
+              "eval.samples=3", "logger.wandb.enabled=false", "data.parse_cache=null")  # fmt: skip
+    runs = tmp_path / "runs"
+    c = run_job(compose_config("table6", "train_corpus=none", f"out_dir={runs}/copy", *common))
+    for seed in (0, 1):
+        cfg = _train_cfg(compose_config, runs / f"tiny{seed}", tiny_gpt2, pairs_tsv,
+                         f"seed={seed}", "corpus=Tiny", "model.max_new_tokens=8",
+                         "model.num_beams=2", "model.max_source_length=30",
+                         "model.max_syntax_length=50", *common, name="table6")  # fmt: skip
+        run_job(cfg)
+    scores = load_scores(runs)
+    assert len(scores) == 3
+    # copying the source: BLEU to the source is 100, similarity 1
+    assert c["tests"]["quora"]["one_minus_bleu_src"] == pytest.approx(0.0, abs=1e-6)
+    assert c["tests"]["quora"]["similarity"] == pytest.approx(1.0, abs=1e-4)
+    table = render(gather_rows(scores), tmp_path / "table")
+    rows = {r["row"]: r for r in table["rows"]}
+    assert set(rows) == {"copy source", "Tiny"} and rows["Tiny"]["n_seeds"] == 2
+    # BLEU recomputed from the predictions files equals the table (mean over the seeds)
+    bleus = []
+    for seed in (0, 1):
+        d = runs / f"tiny{seed}" / "eval" / "quora"
+        preds = (d / "predictions.txt").read_text().splitlines()
+        refs = (d / "reference.txt").read_text().splitlines()
+        assert len(preds) == len(refs) == len((d / "target_parse.txt").read_text().splitlines())
+        bleus.append(sacrebleu.corpus_bleu(preds, [refs]).score)
+    assert rows["Tiny"]["quora"]["bleu"]["mean"] == pytest.approx(sum(bleus) / 2, abs=1e-3)
+    d = runs / "copy" / "eval" / "pan"
+    src = (d / "source.txt").read_text().splitlines()
+    refs = (d / "reference.txt").read_text().splitlines()
+    want = sacrebleu.corpus_bleu(src, [refs]).score
+    assert rows["copy source"]["pan"]["bleu"]["mean"] == pytest.approx(want, abs=1e-3)
+    md = (tmp_path / "table" / "table6.md").read_text()
+    assert "paper: ParaAMR" in md and "48.50" in md and "stand-ins" in md
+    assert (tmp_path / "table" / "table6.csv").exists()
