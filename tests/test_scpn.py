@@ -359,3 +359,150 @@ def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
     md = (tmp_path / "table" / "table6.md").read_text()
     assert "paper: ParaAMR" in md and "48.50" in md and "stand-ins" in md
     assert (tmp_path / "table" / "table6.csv").exists()
+
+
+# parse generator on real parses ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ptb_parses(data_dir):
+    from paraamr.metrics.trees import clean_ptb, parse_many, to_bracketed
+
+    out = []
+    for f in sorted((data_dir / "ptb-sample" / "combined").glob("wsj_*.mrg"))[:40]:
+        for t in parse_many(f.read_text()):
+            c = clean_ptb(t)
+            if c is not None:
+                out.append(linearize(to_bracketed(c)))
+    return out
+
+
+def test_retrieval_is_the_most_frequent_fitting_parse(ptb_parses):
+    from paraamr.scpn.parse_generator import RetrievalParseGenerator, fits, template_of
+
+    gen = RetrievalParseGenerator.from_parses(ptb_parses)
+    by_template = Counter(template_of(p) for p in ptb_parses)
+    for template, _ in by_template.most_common(5):
+        # independent: count the full parses whose depth-3 cut is the template string
+        fitting = Counter(p for p in ptb_parses if linearize(p, 3, has_words=False) == template)
+        best = max(fitting.values())
+        first = next(p for p in ptb_parses if fitting.get(p) == best)
+        assert gen.generate(template) == first
+        assert fits(gen._ranked[0][0], gen._ranked[0][0])
+    # a deeper, uneven template: NP spelled out, VP left open
+    p = next(p for p in ptb_parses if p.startswith("(ROOT (S (NP (DT) (NN)) (VP"))
+    tpl = "(ROOT (S (NP (DT) (NN)) (VP) (.)))"
+    got = gen.generate(tpl)
+    assert (
+        got is not None and got.startswith("(ROOT (S (NP (DT) (NN)) (VP") and got.endswith("(.)))")
+    )
+    assert p  # the sample has such trees
+    assert gen.generate("(ROOT (S (INTJ) (INTJ) (INTJ) (INTJ)))") is None
+
+
+def test_retrieval_index_round_trip_and_malformed_template(tmp_path, ptb_parses):
+    from paraamr.scpn.parse_generator import RetrievalParseGenerator, TemplateError
+
+    gen = RetrievalParseGenerator.from_parses(ptb_parses)
+    gen.save(tmp_path / "i.json")
+    again = RetrievalParseGenerator.load(tmp_path / "i.json")
+    t = "(ROOT (S (NP) (VP) (.)))"
+    assert again.generate(t) == gen.generate(t) and again.counts == gen.counts
+    with pytest.raises(TemplateError, match="malformed template"):
+        gen.generate("(ROOT (S (NP) (VP) (.))")
+
+
+def test_seq2seq_parse_generator_pairs_and_fallback(ptb_parses, tiny_gpt2):
+    from paraamr.scpn.formats import read_tree
+    from paraamr.scpn.module import SCPNModule
+    from paraamr.scpn.parse_generator import (
+        RetrievalParseGenerator,
+        Seq2seqParseGenerator,
+        fits,
+        parse_generator_pairs,
+        template_of,
+    )
+
+    pairs = [
+        TrainPair("s", "t", a, b) for a, b in zip(ptb_parses[:20], ptb_parses[1:21], strict=True)
+    ]
+    pg = parse_generator_pairs(pairs)
+    assert [p.target for p in pg] == ptb_parses[1:21]
+    assert all(p.target_parse == template_of(p.target) for p in pg)
+    assert all(fits(read_tree(p.target), read_tree(p.target_parse)) for p in pg)
+    m = SCPNModule(tiny_gpt2, input_format="parsegen", max_new_tokens=6, num_beams=1,
+                   max_syntax_length=40)  # fmt: skip
+    assert m.encoder.segments(pg[0])[1][0] == pg[0].target_parse  # the template, unpruned
+    fb = RetrievalParseGenerator.from_parses(ptb_parses)
+    gen = Seq2seqParseGenerator(m, fallback=fb)
+    t = "(ROOT (S (NP) (VP) (.)))"
+    out = gen.generate_many([t, t], ptb_parses[:2])
+    # a random tiny model writes no valid tree: each output falls back to retrieval, counted
+    assert out == [fb.generate(t)] * 2 and gen.counts["fallback_retrieval"] == 2
+
+
+# the paraphraser (what users call) ------------------------------------------------------------
+T_NPVP = "(ROOT (S (NP) (VP) (.)))"
+
+
+@pytest.fixture(scope="module")
+def tiny_scpn_dir(tmp_path_factory, tiny_gpt2):
+    from paraamr.scpn.module import SCPNModule
+    from paraamr.scpn.parse_generator import PARSE_INDEX, RetrievalParseGenerator
+
+    d = tmp_path_factory.mktemp("scpn") / "best_model"
+    m = SCPNModule(tiny_gpt2, input_format="skeleton", max_new_tokens=5, num_beams=1,
+                   max_source_length=12, max_syntax_length=40)  # fmt: skip
+    m.save(d)
+    parses = ["(ROOT (S (NP (PRP)) (VP (VBD)) (.)))"] * 2 + ["(ROOT (S (VP (VB)) (.)))"]
+    RetrievalParseGenerator.from_parses(parses).save(d / PARSE_INDEX)
+    return d
+
+
+def test_paraphraser_bad_input_counted_truncation_flagged_batching_invariant(tiny_scpn_dir):
+    from paraamr.corpus.errors import SkipLog
+    from paraamr.errors import CorpusFormatError
+    from paraamr.scpn.paraphrase import Paraphraser
+    from paraamr.scpn.parse_generator import TemplateError
+
+    p = Paraphraser.load(tiny_scpn_dir, batch_size=4)
+    long = "one two three four five six seven eight nine ten ."
+    sents = ["I slept .", "   ", long, "You ran ."]
+    skips = SkipLog("skip")
+    rows = p.paraphrase(sents, [T_NPVP, "(ROOT (FRAG))"], skips=skips)
+    assert [r["index"] for r in rows] == list(range(8))
+    assert [r["skipped"] for r in rows] == [
+        None, "no training parse fits the template", "empty sentence", "empty sentence",
+        None, "no training parse fits the template", None, "no training parse fits the template",
+    ]  # fmt: skip
+    assert skips.total == 5 and skips.counts["empty sentence"] == 2
+    assert [isinstance(r["output"], str) for r in rows[::2]] == [True, False, True, True]
+    assert rows[4]["truncated"] and not rows[0]["truncated"] and p.counts["truncated"] == 1
+    assert rows[0]["target_parse"] == "(ROOT (S (NP (PRP)) (VP (VBD)) (.)))"
+    one = Paraphraser.load(tiny_scpn_dir, batch_size=1).paraphrase(sents, [T_NPVP])
+    assert [r["output"] for r in one] == [r["output"] for r in rows[::2]]  # batched == one by one
+    with pytest.raises(CorpusFormatError, match=r"in.txt:2.*empty sentence"):
+        p.paraphrase(sents, [T_NPVP], skips=SkipLog("raise"), where="in.txt")
+    with pytest.raises(TemplateError, match="malformed template"):
+        p.paraphrase(sents, ["(ROOT (S (NP)"])
+
+
+def test_cli_paraphrase_aligned_and_through_the_shard_runner(tiny_scpn_dir, tmp_path, capsys):
+    from paraamr.cli import main
+
+    inp = tmp_path / "in.txt"
+    inp.write_text("I slept .\n\nYou ran .\n", encoding="utf-8")
+    main(["paraphrase", "--model", str(tiny_scpn_dir), "--template", T_NPVP, "--input", str(inp)])
+    out = capsys.readouterr()
+    lines = out.out.split("\n")[:-1]
+    assert len(lines) == 3 and lines[1] == "" and "skipped 1" in out.err
+    main(["paraphrase", "--model", str(tiny_scpn_dir), "--template", T_NPVP, "--template",
+          "(ROOT (S (VP) (.)))", "--input", str(inp), "--out", str(tmp_path / "o"),
+          "--chunk-size", "2"])  # fmt: skip
+    out = capsys.readouterr().out.split("\n")[:-1]
+    assert len(out) == 6 and out[0].startswith(T_NPVP + "\t")
+    rows = [json.loads(x) for x in (tmp_path / "o" / "outputs.jsonl").read_text().splitlines()]
+    assert [r["index"] for r in rows] == list(range(6)) and [r["line"] for r in rows] == [
+        1, 1, 2, 2, 3, 3]  # fmt: skip
+    assert out[0].split("\t")[1] == lines[0]  # same output with and without the shard runner
+    with pytest.raises(TreeError):
+        main(["paraphrase", "--model", str(tiny_scpn_dir), "--template", "(ROOT (S", "--input",
+              str(inp)])  # fmt: skip
