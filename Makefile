@@ -100,3 +100,15 @@ TOP_TEST ?= $(TOP_DATA)/top-v1-train-clean/test.clean.seq
 .PHONY: top-stats
 top-stats: setup ## TOP template statistics of TOP_TRAIN, buckets of TOP_TEST; plot + JSON in results/top
 	$(PY) -m paraamr.top stats --train $(TOP_TRAIN) $(foreach t,$(TOP_TEST),--test $(t)) --out $(or $(OUT),results/top) $(ARGS)
+
+T6_CORPORA ?= msrp
+T6_SEEDS ?= 0
+table6: setup ## Table 6 offline analogue: SCPN (SmolLM2) per corpus x seed + copy / no-parse baselines, gathered
+	$(PY) experiments/table6.py -m hydra/launcher=local hydra.launcher.n_jobs=1 \
+		train_corpus=$(T6_CORPORA) seed=$(T6_SEEDS) $(ARGS)
+	$(PY) experiments/table6.py train_corpus=none $(ARGS)
+	$(PY) experiments/table6.py train_corpus=msrp model.input_format=noparse seed=0 $(ARGS)
+	$(PY) analysis/make_table6.py --runs results/table6/runs --out results/table6
+
+bench-scpn: setup ## SCPN training / generation sentences/s (batched vs one per call, beam 4): bart-base (random) vs SmolLM2
+	$(PY) benchmarks/bench_scpn.py --out results/bench/scpn.json

@@ -217,6 +217,11 @@ def test_truncation_is_per_segment_and_counted(tiny_gpt2):
     text = m.tokenizer.decode(ids)
     assert text.endswith(PAIRS[0].target_parse + " <para>")  # the parse survives in full
     assert m.encoder.truncated["source"] == 1 and "six" not in text
+    # over the model's 128 positions: cut to leave room for the 60-token target, prefix kept
+    huge = TrainPair("a b", "x", None, "(ROOT " + "(NP (NN)) " * 40 + ")")
+    ids = m.encoder.input_ids(m.encoder.segments(huge))
+    assert len(ids) == 128 - 61 and m.encoder.truncated["total"] == 1
+    assert m.tokenizer.decode(ids).endswith(" <para>")
 
 
 # training, resume -----------------------------------------------------------------------------

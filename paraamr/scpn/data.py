@@ -42,6 +42,9 @@ class Encoder:
         fmt: the input format.
         arch: ``seq2seq`` or ``causal``.
         max_source_length, max_target_length, max_syntax_length: token budgets (paper 60/60/200).
+        max_total_length: the model's input limit (position embeddings); a longer input is cut
+            at the end of its segments (counted as ``total``), the special tokens and the
+            answer prefix kept. For decoder-only models it leaves room for the target.
     """
 
     def __init__(
@@ -52,8 +55,10 @@ class Encoder:
         max_source_length: int = 60,
         max_target_length: int = 60,
         max_syntax_length: int = 200,
+        max_total_length: int | None = None,
     ) -> None:
         self.tokenizer = tokenizer
+        self.max_total_length = max_total_length
         self.fmt = fmt
         self.arch = arch
         self.limits = {"source": max_source_length, "syntax": max_syntax_length}
@@ -78,10 +83,24 @@ class Encoder:
                 ids.extend(self._sep)
             ids.extend(seg)
         if self.arch == "seq2seq":
-            return self._prefix + ids + self._suffix
-        bos = self.tokenizer.bos_token_id
-        lead = [bos] if bos is not None and bos != self.tokenizer.eos_token_id else []
-        return lead + ids + self._answer
+            head, tail = self._prefix, self._suffix
+        else:
+            bos = self.tokenizer.bos_token_id
+            head = [bos] if bos is not None and bos != self.tokenizer.eos_token_id else []
+            tail = self._answer
+        room = self._room(len(head) + len(tail))
+        if room is not None and len(ids) > room:
+            self.truncated["total"] += 1
+            ids = ids[:room]
+        return head + ids + tail
+
+    def _room(self, fixed: int) -> int | None:
+        if self.max_total_length is None:
+            return None
+        budget = self.max_total_length - fixed
+        if self.arch == "causal":
+            budget -= self.max_target_length + 1
+        return max(1, budget)
 
     def target_ids(self, target: str) -> list[int]:
         """The target's ids: special tokens for seq2seq, ``" " + target + eos`` for causal."""

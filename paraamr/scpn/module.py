@@ -89,6 +89,7 @@ class SCPNModule(pl.LightningModule):
             max_source_length,
             max_target_length,
             max_syntax_length,
+            _max_positions(self.model.config),
         )
         self.lr, self.optimizer_name = lr, optimizer
         self.weight_decay, self.warmup_steps = weight_decay, warmup_steps
@@ -173,6 +174,17 @@ class SCPNModule(pl.LightningModule):
         kwargs = {k: v for k, v in hp.items() if k in keys}
         kwargs.update(model_name_or_path=str(model_dir), **overrides)
         return cls(**kwargs)
+
+
+def _max_positions(config: Any) -> int | None:
+    """The model's input length limit (``None`` when unbounded or unknown, e.g. T5)."""
+    enc = getattr(config, "encoder", None)
+    for c in (enc, config):
+        for key in ("max_position_embeddings", "n_positions"):
+            v = getattr(c, key, None) if c is not None else None
+            if isinstance(v, int) and v > 0:
+                return v
+    return None
 
 
 def _clean_output(text: str) -> str:
