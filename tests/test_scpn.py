@@ -511,3 +511,34 @@ def test_cli_paraphrase_aligned_and_through_the_shard_runner(tiny_scpn_dir, tmp_
     with pytest.raises(TreeError):
         main(["paraphrase", "--model", str(tiny_scpn_dir), "--template", "(ROOT (S", "--input",
               str(inp)])  # fmt: skip
+
+
+def test_dev_bleu_scores_generations_against_dev_targets():
+    import sacrebleu
+
+    from paraamr.scpn.formats import get_format
+    from paraamr.scpn.module import DevBleu
+
+    dev = [TrainPair("a b c d", "the cat sat on the mat", None, "(ROOT (S))"),
+           TrainPair("e", "a dog ran in the park today", None, "(ROOT (NP))")]  # fmt: skip
+
+    fmt = get_format("scpn")
+
+    class Enc:
+        @staticmethod
+        def segments(p):
+            return fmt.segments(p.source, None, p.target_parse)
+
+    class Fake:  # a fixed output per input, like a model
+        encoder = Enc()
+        trainer = type("T", (), {"datamodule": type("D", (), {"dev": dev})()})()
+
+        def generate_texts(self, segs, num_beams=None):
+            return ["the cat sat on a mat" if s[0][0] == "a b c d" else "a dog ran" for s in segs]
+
+    got = DevBleu(limit=2, batch_size=1)(Fake())
+    want = sacrebleu.corpus_bleu(
+        ["the cat sat on a mat", "a dog ran"],
+        [["the cat sat on the mat", "a dog ran in the park today"]],
+    )
+    assert got == pytest.approx(want.score)

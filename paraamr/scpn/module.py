@@ -25,7 +25,7 @@ from paraamr.scpn.data import ANSWER_PREFIX, Encoder
 from paraamr.scpn.formats import get_format
 from paraamr.scpn.lms import load_lm
 
-__all__ = ["SCPNModule", "SCPN_CONFIG"]
+__all__ = ["SCPNModule", "SCPN_CONFIG", "DevBleu"]
 
 log = logging.getLogger(__name__)
 
@@ -191,3 +191,33 @@ def _clean_output(text: str) -> str:
     """First line of a generation, whitespace collapsed (a decoder-only model may run on)."""
     text = text.strip().split("\n", 1)[0]
     return " ".join(text.split())
+
+
+class DevBleu:
+    """``evaluate_fn`` for :class:`~paraamr.training.callbacks.PeriodicEval`: corpus BLEU
+    (sacrebleu) of generations on the first ``limit`` dev pairs of the trainer's data module,
+    for choosing the best checkpoint by dev BLEU instead of dev loss
+    (``callbacks=scpn_bleu``).
+
+    Args:
+        limit: dev pairs generated at each evaluation.
+        batch_size: generation batch size (inputs sorted by length).
+        num_beams: beam size (``None``: the module's).
+    """
+
+    def __init__(self, limit: int = 64, batch_size: int = 16, num_beams: int | None = 1) -> None:
+        self.limit, self.batch_size, self.num_beams = limit, batch_size, num_beams
+
+    def __call__(self, module: Any) -> float:
+        import sacrebleu
+
+        pairs = list(module.trainer.datamodule.dev[: self.limit])
+        segs = [module.encoder.segments(p) for p in pairs]
+        order = sorted(range(len(segs)), key=lambda i: len(segs[i][0][0]))
+        outs = [""] * len(segs)
+        for b in range(0, len(order), self.batch_size):
+            idx = order[b : b + self.batch_size]
+            texts = module.generate_texts([segs[i] for i in idx], num_beams=self.num_beams)
+            for i, t in zip(idx, texts, strict=True):
+                outs[i] = t
+        return float(sacrebleu.corpus_bleu(outs, [[p.target for p in pairs]]).score)
