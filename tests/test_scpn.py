@@ -273,6 +273,7 @@ def _losses(log_dir):
         return [float(r["train/loss"]) for r in csv.DictReader(fh) if r.get("train/loss")]
 
 
+@pytest.mark.slow
 def test_train_saves_plain_transformers_model_and_resumes_exactly(
     compose_config, tmp_path, tiny_gpt2, pairs_tsv
 ):
