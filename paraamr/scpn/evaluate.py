@@ -152,7 +152,7 @@ def evaluate_outputs(
         "tedf": float(np.mean([t[1] for t in teds])) if teds else float("nan"),
         "template_match": float(np.mean(match)) if match else float("nan"),
         "similarity": float(np.mean(sims)) if len(sims) else float("nan"),
-        "one_minus_bleu_src": round(100.0 - src_score.score, 4),
+        "one_minus_bleu_src": round(100.0 - src_score.score, 4) + 0.0,  # no -0.0
         "empty_outputs": sum(1 for o in outputs if not o.strip()),
         **counts,
     }
