@@ -122,3 +122,16 @@ validity: setup ## do the metrics agree with people? ParaBank-Eval judgements (o
 bench-memory: setup ## peak RSS of Table 2's streaming path, 100k vs 1M generated pairs (parser/encoder stand-ins)
 	$(PY) benchmarks/bench_memory.py --out results/bench/memory.json $(ARGS)
 .PHONY: bench-memory
+
+.PHONY: table6 bench-scpn
+T6_CORPORA ?= msrp
+T6_SEEDS ?= 0
+table6: setup ## Table 6 offline analogue: SCPN (SmolLM2) per corpus x seed + copy / no-parse baselines, gathered
+	$(PY) experiments/table6.py -m hydra/launcher=local hydra.launcher.n_jobs=1 \
+		train_corpus=$(T6_CORPORA) seed=$(T6_SEEDS) $(ARGS)
+	$(PY) experiments/table6.py train_corpus=none $(ARGS)
+	$(PY) experiments/table6.py train_corpus=msrp model.input_format=noparse seed=0 $(ARGS)
+	$(PY) analysis/make_table6.py --runs results/table6/runs --out results/table6
+
+bench-scpn: setup ## SCPN training / generation sentences/s (batched vs one per call, beam 4): bart-base (random) vs SmolLM2
+	$(PY) benchmarks/bench_scpn.py --out results/bench/scpn.json

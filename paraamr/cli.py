@@ -4,6 +4,7 @@ paraamr ted "(ROOT (S (NP (PRP I)) (VP (VBP know))))" "(ROOT (S (VP (VB go))))" 
 paraamr metric bleu pairs.tsv          # source<TAB>paraphrase per line -> one value per line
 paraamr metric ted trees.tsv --trees   # tree<TAB>tree per line
 paraamr score corpus.jsonl --out results/one   # one corpus, all five metrics, signed
+paraamr paraphrase --model DIR --template "(ROOT (S (NP) (VP) (.)))" < sentences.txt
 """
 
 from __future__ import annotations
@@ -121,6 +122,12 @@ def _cmd_score(a) -> None:
     print(json.dumps(table2_row(out, "corpus"), indent=2))
 
 
+def _cmd_paraphrase(a) -> None:
+    from paraamr.scpn.cli import run_paraphrase
+
+    run_paraphrase(a)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="paraamr", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -152,6 +159,9 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--out", default=None)
     s.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     s.set_defaults(func=_cmd_score)
+    from paraamr.scpn.cli import add_paraphrase_parser
+
+    add_paraphrase_parser(sub).set_defaults(func=_cmd_paraphrase)
     args = ap.parse_args(argv)
     args.func(args)
 

@@ -25,6 +25,8 @@ ENTRY_POINTS = {
     "table5": (("train_corpus",), ("data.path=x.jsonl",)),
     "sts": ((), ()),
     "top": (("trainer", "model", "data", "callbacks", "logger"), ()),
+    "scpn": (("trainer", "model", "data", "parser", "callbacks", "logger"), ()),
+    "table6": (("train_corpus",), ("data.path=x.jsonl",)),
 }
 PRESETS = {  # experiment presets per entry point (conf/experiment/<entry>_*.yaml)
     name: sorted(p.stem for p in (CONF / "experiment").glob(f"{name}_*.yaml"))

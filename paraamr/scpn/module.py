@@ -1,0 +1,223 @@
+"""The SCPN Lightning module: any Hugging Face encoder-decoder or decoder-only LM fine-tuned to
+write a paraphrase of a source with a given syntax.
+
+The loss is the model's token cross-entropy over the target (decoder-only: the prompt and the
+padding carry label -100, so only the paraphrase and its eos count). Dev loss is logged as
+``val/loss`` (the best checkpoint is chosen on it). :meth:`SCPNModule.save` writes a plain
+``save_pretrained`` dir (loadable with ``AutoModelForSeq2SeqLM`` / ``AutoModelForCausalLM``)
+plus ``scpn.json`` (input format, lengths, architecture) so :meth:`SCPNModule.load` rebuilds the
+paraphraser.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+
+from paraamr.errors import ConfigError, DataNotFoundError
+from paraamr.scpn.data import ANSWER_PREFIX, Encoder
+from paraamr.scpn.formats import get_format
+from paraamr.scpn.lms import load_lm
+
+__all__ = ["SCPNModule", "SCPN_CONFIG", "DevBleu"]
+
+log = logging.getLogger(__name__)
+
+SCPN_CONFIG = "scpn.json"
+OPTIMIZERS = ("adam", "adamw")
+
+
+class SCPNModule(pl.LightningModule):
+    """Fine-tune ``model_name_or_path`` as a syntactically controlled paraphraser.
+
+    Args:
+        model_name_or_path: hub name, local dir, or preset (:data:`paraamr.scpn.lms.PRESETS`).
+        arch: ``auto`` | ``seq2seq`` | ``causal``.
+        tokenizer_name_or_path: ``None``: the model's own.
+        input_format: a :data:`paraamr.scpn.formats.FORMATS` preset.
+        parse_depth: pruning depth of the parses (``"default"``: the preset's).
+        lr: learning rate (paper 3e-5).
+        optimizer: ``adam`` (paper: Adam, no weight decay) or ``adamw``.
+        weight_decay: 0 in the paper.
+        warmup_steps: linear warm-up steps (0: constant rate).
+        max_source_length, max_target_length, max_syntax_length: paper 60 / 60 / 200 tokens.
+        num_beams: beam size at generation (paper 4).
+        max_new_tokens: generation limit (``None``: ``max_target_length``).
+    """
+
+    nonfinite_hint = (
+        "lower model.lr or raise model.warmup_steps, check the pairs for empty targets, "
+        "or use precision 32"
+    )
+
+    def __init__(
+        self,
+        model_name_or_path: str = "smollm2",
+        arch: str = "auto",
+        tokenizer_name_or_path: str | None = None,
+        input_format: str = "skeleton",
+        parse_depth: int | None | str = "default",
+        lr: float = 3e-5,
+        optimizer: str = "adam",
+        weight_decay: float = 0.0,
+        warmup_steps: int = 0,
+        max_source_length: int = 60,
+        max_target_length: int = 60,
+        max_syntax_length: int = 200,
+        num_beams: int = 4,
+        max_new_tokens: int | None = None,
+    ) -> None:
+        super().__init__()
+        if optimizer not in OPTIMIZERS:
+            raise ConfigError(f"model.optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+        self.save_hyperparameters()
+        self.model, self.tokenizer, self.arch = load_lm(
+            model_name_or_path, arch, tokenizer_name_or_path
+        )
+        self.model.train()  # from_pretrained leaves it in eval mode (dropout off)
+        self.fmt = get_format(input_format, parse_depth)
+        self.encoder = Encoder(
+            self.tokenizer,
+            self.fmt,
+            self.arch,
+            max_source_length,
+            max_target_length,
+            max_syntax_length,
+            _max_positions(self.model.config),
+        )
+        self.lr, self.optimizer_name = lr, optimizer
+        self.weight_decay, self.warmup_steps = weight_decay, warmup_steps
+        self.num_beams = num_beams
+        self.max_new_tokens = max_new_tokens or max_target_length
+
+    # training -------------------------------------------------------------------------------
+    def forward(self, **batch: torch.Tensor) -> Any:
+        return self.model(**batch)
+
+    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        loss = self.model(**batch).loss
+        self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
+        return loss
+
+    def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        loss = self.model(**batch).loss
+        self.log("val/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
+        return loss
+
+    def configure_optimizers(self) -> Any:
+        cls = torch.optim.Adam if self.optimizer_name == "adam" else torch.optim.AdamW
+        opt = cls(self.model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        if not self.warmup_steps:
+            return opt
+        w = self.warmup_steps
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / w))
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    # generation -----------------------------------------------------------------------------
+    @torch.no_grad()
+    def generate_texts(
+        self,
+        segment_lists: list[tuple[tuple[str, str], ...]],
+        num_beams: int | None = None,
+        max_new_tokens: int | None = None,
+    ) -> list[str]:
+        """One output per input (a batch; the caller sorts by length)."""
+        was = self.model.training
+        self.model.eval()
+        batch = {k: v.to(self.device) for k, v in self.encoder.prompts(segment_lists).items()}
+        kw: dict[str, Any] = {
+            "num_beams": num_beams or self.num_beams,
+            "max_new_tokens": max_new_tokens or self.max_new_tokens,
+            "do_sample": False,
+            "pad_token_id": self.tokenizer.pad_token_id,
+        }
+        if self.arch == "causal":
+            kw["eos_token_id"] = self.tokenizer.eos_token_id
+        out = self.model.generate(**batch, **kw)
+        self.model.train(was)
+        if self.arch == "causal":
+            out = out[:, batch["input_ids"].shape[1] :]
+        texts = self.tokenizer.batch_decode(out, skip_special_tokens=True)
+        return [_clean_output(t) for t in texts]
+
+    # saving ---------------------------------------------------------------------------------
+    def save(self, out_dir: str | os.PathLike, extra: dict[str, Any] | None = None) -> Path:
+        """``save_pretrained`` the model and tokenizer, plus ``scpn.json``."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(out)
+        self.tokenizer.save_pretrained(out)
+        hp = dict(self.hparams)
+        hp.update(
+            model_name_or_path=str(out), tokenizer_name_or_path=None, arch=self.arch,
+            format_signature=self.fmt.signature(), answer_prefix=ANSWER_PREFIX,
+            trained_from=self.hparams["model_name_or_path"],
+        )  # fmt: skip
+        hp.update(extra or {})
+        (out / SCPN_CONFIG).write_text(json.dumps(hp, indent=2, default=str), encoding="utf-8")
+        return out
+
+    @classmethod
+    def load(cls, model_dir: str | os.PathLike, **overrides: Any) -> SCPNModule:
+        """Rebuild a trained paraphraser from :meth:`save` output."""
+        path = Path(model_dir) / SCPN_CONFIG
+        if not path.exists():
+            raise DataNotFoundError(f"{model_dir} is not an SCPN model dir (no {SCPN_CONFIG})")
+        hp = json.loads(path.read_text(encoding="utf-8"))
+        keys = set(cls.__init__.__code__.co_varnames[1 : cls.__init__.__code__.co_argcount])
+        kwargs = {k: v for k, v in hp.items() if k in keys}
+        kwargs.update(model_name_or_path=str(model_dir), **overrides)
+        return cls(**kwargs)
+
+
+def _max_positions(config: Any) -> int | None:
+    """The model's input length limit (``None`` when unbounded or unknown, e.g. T5)."""
+    enc = getattr(config, "encoder", None)
+    for c in (enc, config):
+        for key in ("max_position_embeddings", "n_positions"):
+            v = getattr(c, key, None) if c is not None else None
+            if isinstance(v, int) and v > 0:
+                return v
+    return None
+
+
+def _clean_output(text: str) -> str:
+    """First line of a generation, whitespace collapsed (a decoder-only model may run on)."""
+    text = text.strip().split("\n", 1)[0]
+    return " ".join(text.split())
+
+
+class DevBleu:
+    """``evaluate_fn`` for :class:`~paraamr.training.callbacks.PeriodicEval`: corpus BLEU
+    (sacrebleu) of generations on the first ``limit`` dev pairs of the trainer's data module,
+    for choosing the best checkpoint by dev BLEU instead of dev loss
+    (``callbacks=scpn_bleu``).
+
+    Args:
+        limit: dev pairs generated at each evaluation.
+        batch_size: generation batch size (inputs sorted by length).
+        num_beams: beam size (``None``: the module's).
+    """
+
+    def __init__(self, limit: int = 64, batch_size: int = 16, num_beams: int | None = 1) -> None:
+        self.limit, self.batch_size, self.num_beams = limit, batch_size, num_beams
+
+    def __call__(self, module: Any) -> float:
+        import sacrebleu
+
+        pairs = list(module.trainer.datamodule.dev[: self.limit])
+        segs = [module.encoder.segments(p) for p in pairs]
+        order = sorted(range(len(segs)), key=lambda i: len(segs[i][0][0]))
+        outs = [""] * len(segs)
+        for b in range(0, len(order), self.batch_size):
+            idx = order[b : b + self.batch_size]
+            texts = module.generate_texts([segs[i] for i in idx], num_beams=self.num_beams)
+            for i, t in zip(idx, texts, strict=True):
+                outs[i] = t
+        return float(sacrebleu.corpus_bleu(outs, [[p.target for p in pairs]]).score)

@@ -1,0 +1,207 @@
+"""Table 6 of the ParaAMR paper: SCPN trained on each paraphrase corpus, BLEU on human paraphrases.
+
+One job = one (corpus, input format, seed): train (:func:`paraamr.scpn.train.train`), evaluate the
+best model on every test set (:func:`paraamr.scpn.evaluate.evaluate_model`), write
+``<out_dir>/scores.json``. ``train_corpus=none`` is the copy-the-source baseline (no training);
+``model.input_format=noparse`` the same model trained without the parse input. W&B: group
+``table6``, a ``wandb.Table`` of sample outputs per test set. :func:`gather_rows` collects a
+sweep's jobs into rows (mean ± std over seeds) and :func:`render` writes
+``table6.{md,csv,json}`` with the paper's rows beside ours.
+
+>>> rows = gather_rows([
+...     {"corpus": "A", "input_format": "scpn", "seed": 0, "tests": {"quora": {"bleu": 10.0}}},
+...     {"corpus": "A", "input_format": "scpn", "seed": 1, "tests": {"quora": {"bleu": 12.0}}}])
+>>> rows[0]["row"], rows[0]["n_seeds"], rows[0]["quora"]["bleu"]
+('A', 2, {'mean': 11.0, 'std': 1.4142, 'n': 2})
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+__all__ = ["run_job", "gather_rows", "load_scores", "render", "METRICS", "signature"]
+
+log = logging.getLogger(__name__)
+
+METRICS = ("bleu", "ted3", "tedf", "template_match", "similarity", "one_minus_bleu_src")
+SCORES = "scores.json"
+
+
+def signature(cfg: DictConfig, model: str, fmt: str, parser: str, steps: int | None) -> str:
+    """How the row was made: model, format, parser, corpus, budget, test sets, versions."""
+    from paraamr.signature import package_versions
+
+    v = package_versions()
+    ev = cfg.eval
+    parts = [
+        f"paraamr:{v['paraamr']}",
+        f"scpn:model:{model}",
+        fmt,
+        f"parser:{parser}",
+        f"train:{cfg.corpus}",
+        f"seed:{cfg.seed}",
+        f"steps:{steps}",
+        f"beams:{cfg.model.num_beams}",
+        f"test:{','.join(ev.test_sets)}:first{ev.limit}"
+        if ev.limit
+        else f"test:{','.join(ev.test_sets)}",
+        "bleu:sacrebleu-corpus,tok:13a",
+        f"sim:cos({ev.similarity})",
+        "ted:paraamr,d3:3,target=reference-parse",
+        "versions:"
+        + ",".join(f"{k}-{v[k]}" for k in ("torch", "transformers", "sacrebleu", "spacy")),
+    ]
+    return "|".join(parts)
+
+
+def run_job(cfg: DictConfig) -> dict[str, Any]:
+    """Train (unless ``corpus == none``) and evaluate; returns and writes ``scores.json``."""
+    from hydra.utils import instantiate
+
+    from paraamr.metrics.semantic import load_encoder
+    from paraamr.scpn.evaluate import STAND_IN_NOTE, copy_source, evaluate_model, load_test_set
+    from paraamr.tracking import log_table, wandb_run
+
+    out = Path(cfg.out_dir)
+    parser = instantiate(cfg.parser)
+    encoder = load_encoder(cfg.eval.similarity)
+    copy = cfg.corpus == "none"
+    train_result: dict[str, Any] = {}
+    if copy:
+        gen, module, needs = copy_source, None, False
+        model_name, fmt = "copy-source", "fmt:none"
+    else:
+        from paraamr.scpn.evaluate import model_generator
+        from paraamr.scpn.module import SCPNModule
+        from paraamr.scpn.train import train
+
+        train_result = train(cfg)
+        if not train_result["best_model"]:
+            return train_result
+        module = SCPNModule.load(train_result["best_model"])
+        gen = model_generator(module, cfg.eval.batch_size, cfg.model.num_beams)
+        needs = module.fmt.needs_source_parse
+        model_name, fmt = str(cfg.model.model_name_or_path), module.fmt.signature()
+    sig = signature(cfg, model_name, fmt, parser.signature(), train_result.get("steps"))
+    tests: dict[str, Any] = {}
+    for name in cfg.eval.test_sets:
+        pairs = load_test_set(name, cfg.get("data_dir"), cfg.eval.limit)
+        tests[name] = evaluate_model(gen, pairs, out / "eval" / name, parser=parser,
+                                     encoder=encoder, needs_source_parse=needs, signature=sig,
+                                     samples=cfg.eval.samples)  # fmt: skip
+        log.info("%s %s: BLEU %.2f", cfg.corpus, name, tests[name]["bleu"])
+    result = {
+        "corpus": "copy source" if copy else str(cfg.corpus),
+        "input_format": "none" if copy else str(cfg.model.input_format),
+        "seed": int(cfg.seed),
+        "signature": sig,
+        "note": STAND_IN_NOTE,
+        "train": {k: v for k, v in train_result.items() if k != "pair_stats"},
+        "pair_stats": train_result.get("pair_stats", {}),
+        "tests": {k: {m: v for m, v in t.items() if m != "samples"} for k, t in tests.items()},
+    }
+    (out / SCORES).parent.mkdir(parents=True, exist_ok=True)
+    (out / SCORES).write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    wb = cfg.logger.wandb
+    with wandb_run(project=wb.project, group="table6", name=f"{result['corpus']}-"
+                   f"{result['input_format']}-{cfg.seed}-eval", config=OmegaConf.to_container(
+                       cfg, resolve=True), directory=str(out), mode=wb.mode,
+                   enabled=wb.enabled) as run:  # fmt: skip
+        for name, t in tests.items():
+            cols = ["source", "target_parse", "output", "reference", "ted3"]
+            log_table(run, f"samples/{name}", cols, [[s[c] for c in cols] for s in t["samples"]])
+            if run is not None:
+                run.log({f"{name}/{m}": t[m] for m in METRICS})
+    return result
+
+
+def load_scores(runs_dir: str | Path) -> list[dict]:
+    """Every ``scores.json`` under ``runs_dir``."""
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(runs_dir).rglob(SCORES))]
+
+
+def _row_name(r: Mapping) -> str:
+    if r["input_format"] in ("none", "scpn", "skeleton") or r["corpus"] == "copy source":
+        return r["corpus"]
+    if r["input_format"] == "noparse":
+        return f"{r['corpus']} (no parse)"
+    return f"{r['corpus']} ({r['input_format']})"
+
+
+def gather_rows(results: Iterable[Mapping]) -> list[dict]:
+    """Rows ``{"row", "n_seeds", "<test>": {"<metric>": {"mean", "std", "n"}}}``, one per
+    (corpus, input format), seeds pooled (std 0 with one seed)."""
+    groups: dict[str, list[Mapping]] = defaultdict(list)
+    for r in results:
+        groups[_row_name(r)].append(r)
+    rows = []
+    for name, rs in groups.items():
+        row: dict[str, Any] = {"row": name, "n_seeds": len(rs),
+                               "signature": rs[0].get("signature", "")}  # fmt: skip
+        for test in sorted({t for r in rs for t in r["tests"]}):
+            row[test] = {}
+            for m in METRICS:
+                vals = [r["tests"][test][m] for r in rs if m in r["tests"].get(test, {})]
+                vals = [float(v) for v in vals if v is not None and not math.isnan(float(v))]
+                if vals:
+                    std = statistics.stdev(vals) if len(vals) > 1 else 0.0
+                    row[test][m] = {"mean": round(statistics.fmean(vals), 4),
+                                    "std": round(std, 4), "n": len(vals)}  # fmt: skip
+        rows.append(row)
+    order = {"copy source": 0}
+    return sorted(rows, key=lambda r: (order.get(r["row"], 1), r["row"]))
+
+
+def _fmt(cell: Mapping | None, digits: int = 2) -> str:
+    if not cell:
+        return "–"
+    if cell["n"] > 1:
+        return f"{cell['mean']:.{digits}f} ± {cell['std']:.{digits}f}"
+    return f"{cell['mean']:.{digits}f}"
+
+
+def render(
+    rows: list[dict], out_dir: str | Path, tests: Iterable[str] = ("quora", "mrpc", "pan")
+) -> dict:
+    """Write ``table6.{md,csv,json}``: our rows (BLEU, then TED-3 / match / similarity per test
+    set) and the paper's BLEU rows; returns the JSON object."""
+    from paraamr.paper import PAPER_TABLE6
+    from paraamr.scpn.evaluate import STAND_IN_NOTE
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tests = list(tests)
+    head = ["row", "seeds"] + [f"BLEU {t}" for t in tests]
+    head += [f"{m} {t}" for t in tests for m in ("TED-3", "TED-F", "match", "sim", "1-BLEU src")]
+    names = ("ted3", "tedf", "template_match", "similarity", "one_minus_bleu_src")
+    lines = []
+    for r in rows:
+        cells = [r["row"], str(r["n_seeds"])] + [_fmt(r.get(t, {}).get("bleu")) for t in tests]
+        cells += [_fmt(r.get(t, {}).get(m), 2) for t in tests for m in names]
+        lines.append(cells)
+    paper = [[f"paper: {k}", "5"] + [f"{v:.2f}" for v in vals] + ["–"] * (len(head) - 5)
+             for k, vals in PAPER_TABLE6.items()]  # fmt: skip
+    md = ["# Table 6: syntactically controlled paraphrase generation (BLEU)", "",
+          f"Note: {STAND_IN_NOTE}. Offline runs are an offline analogue (other models, small "
+          "budgets, other training corpora): their corpus ranking means little.", "",
+          "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]  # fmt: skip
+    md += ["| " + " | ".join(c) + " |" for c in lines + paper]
+    md += ["", "Signatures:"] + [f"- {r['row']}: `{r['signature']}`" for r in rows]
+    (out / "table6.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    with open(out / "table6.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(head)
+        w.writerows(lines + paper)
+    data = {"rows": rows, "paper": PAPER_TABLE6, "note": STAND_IN_NOTE}
+    (out / "table6.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return data
