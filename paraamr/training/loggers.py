@@ -28,7 +28,11 @@ def wandb_logger(
     mode = wandb_mode(mode)
     if not enabled or mode == "disabled":
         return None
+    from omegaconf import DictConfig, OmegaConf
     from pytorch_lightning.loggers import WandbLogger
+
+    if isinstance(run_config, DictConfig):  # instantiate() hands dict arguments over as configs
+        run_config = OmegaConf.to_container(run_config, resolve=True)
 
     return WandbLogger(
         project=project, group=group, name=name, save_dir=save_dir, mode=mode, config=run_config
