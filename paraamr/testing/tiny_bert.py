@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import torch
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 __all__ = ["build_tiny_bert"]
 
@@ -47,7 +48,25 @@ def build_tiny_bert(
     pieces = sorted(words | set(string.ascii_lowercase) | set(string.digits))
     pieces += [f"##{c}" for c in string.ascii_lowercase + string.digits]
     (path / "vocab.txt").write_text("\n".join(_SPECIALS + pieces) + "\n", encoding="utf-8")
-    tok = BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True)
+    vocab = {w: i for i, w in enumerate(_SPECIALS + pieces)}
+    wp = Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]"))
+    wp.normalizer = normalizers.BertNormalizer(lowercase=True)
+    wp.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    wp.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
+    )
+    wp.decoder = decoders.WordPiece()
+    tok = BertTokenizerFast(
+        tokenizer_object=wp,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+        do_lower_case=True,
+    )
     tok.model_max_length = 128
     config = BertConfig(
         vocab_size=len(tok),
