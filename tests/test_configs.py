@@ -24,6 +24,7 @@ ENTRY_POINTS = {
     "simcse": (("trainer", "model", "data", "callbacks", "logger"), ()),
     "table5": (("train_corpus",), ("data.path=x.jsonl",)),
     "sts": ((), ()),
+    "fewshot": (("model", "augment"), ()),
 }
 PRESETS = {  # experiment presets per entry point (conf/experiment/<entry>_*.yaml)
     name: sorted(p.stem for p in (CONF / "experiment").glob(f"{name}_*.yaml"))

@@ -166,6 +166,7 @@ def test_accuracy_f1_by_hand():
     assert "f1" not in accuracy_f1([0], [0], f1_label=None)
 
 
+@pytest.mark.slow  # ~15 s on an idle 2-core machine, minutes on a loaded one
 def test_classifier_learns_a_separable_toy_task(tiny_bert):
     import pytorch_lightning as pl
 
@@ -207,6 +208,7 @@ def test_classifier_learns_a_separable_toy_task(tiny_bert):
 # ---------------------------------------------------------------------------- end to end
 
 
+@pytest.mark.slow  # five tiny-BERT jobs + the gatherer
 def test_tiny_table7_run_produces_the_schema(compose_config, data_dir, tiny_bert, tmp_path):
     from omegaconf import OmegaConf, open_dict
 
@@ -236,6 +238,15 @@ def test_tiny_table7_run_produces_the_schema(compose_config, data_dir, tiny_bert
         res = run_job(cfg)
         assert set(res["test"]) == {"acc", "f1"} and res["n_test"] == 272
         assert not (runs / aug / str(seed) / "checkpoints").exists()
+        lines = (runs / aug / str(seed) / "test_predictions.jsonl").read_text().splitlines()
+        preds = [json.loads(x) for x in lines]
+        maj = Counter(res["train_labels"]).most_common(1)[0][0]
+        assert res["test_constant_majority"]["acc"] == pytest.approx(
+            100 * sum(p["label"] == maj for p in preds) / 272
+        )
+        assert res["test"]["acc"] == pytest.approx(
+            100 * sum(p["label"] == p["pred"] for p in preds) / 272
+        )
         n_train = len(open(res["train_file"]).read().splitlines())  # noqa: SIM115
         assert n_train == res["n_train"] == {"none": 4, "repeat": 16}.get(aug, n_train)
     scpn = json.loads((runs / "scpn" / "0" / "results.json").read_text())
@@ -262,4 +273,4 @@ def test_tiny_table7_run_produces_the_schema(compose_config, data_dir, tiny_bert
     md = (tmp_path / "t7" / "table7.md").read_text()
     assert "| MRPC k=15 none | paper" in md and "test set: 2/3 of" in md
     header = (tmp_path / "t7" / "table7.csv").read_text().splitlines()[0]
-    assert header.startswith("source,setting,n_seeds,acc_mean,f1_mean,d_acc,wins")
+    assert header.startswith("source,setting,n_seeds,acc_mean,f1_mean,const_acc_mean,d_acc")

@@ -5,9 +5,11 @@ load_fewshot`); augment it (``augment=none|repeat|scpn``); write the training se
 ``<out_dir>/train.jsonl`` (and, for paraphrase augmentation, every candidate with its fate to
 ``augment_log.jsonl``); train the classifier with the shared trainer
 (:func:`paraamr.training.fit.fit`, the best epoch by internal-dev accuracy); evaluate the best
-weights on the test split; write ``<out_dir>/results.json``::
+weights on the test split (predictions in ``test_predictions.jsonl``); write
+``<out_dir>/results.json``::
 
     {"setting", "task", "k", "augmentation", "seed", "test": {"acc", "f1"?}, "dev": {...},
+     "test_pred_counts", "test_constant_majority" (always predicting the few-shot majority label),
      "best_epoch", "n_train", "augment": {...}, "sources": {...}, "signature", ...}
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -120,9 +123,13 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         "max_seq_length": int(cfg.data.max_seq_length),
         "batch_size": int(cfg.data.eval_batch_size),
     }
-    test = accuracy_f1(
-        module.predict_labels(data.test, **kw), [e.label for e in data.test], f1_label
-    )
+    test_pred = module.predict_labels(data.test, **kw)
+    test = accuracy_f1(test_pred, [e.label for e in data.test], f1_label)
+    with open(out / "test_predictions.jsonl", "w", encoding="utf-8") as fh:
+        for e, p in zip(data.test, test_pred, strict=True):
+            fh.write(json.dumps({"uid": e.uid, "label": e.label, "pred": p}) + "\n")
+    majority = Counter(e.label for e in data.train).most_common(1)[0][0]
+    constant = accuracy_f1([majority] * len(data.test), [e.label for e in data.test], f1_label)
     dev = accuracy_f1(module.predict_labels(data.dev, **kw), [e.label for e in data.dev], f1_label)
     if not cfg.get("keep_checkpoints"):
         shutil.rmtree(out / "checkpoints", ignore_errors=True)
@@ -150,6 +157,8 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         "seed": seed,
         "test": test,
         "dev": dev,
+        "test_pred_counts": {str(k): v for k, v in sorted(Counter(test_pred).items())},
+        "test_constant_majority": constant,
         "best_epoch": best_epoch,
         "steps": int(res.trainer.global_step),
         "n_train": len(train),

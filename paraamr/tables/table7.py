@@ -75,6 +75,8 @@ def gather_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
         metrics = {"acc": lambda r: r["test"]["acc"]}
         if all("f1" in r["test"] for r in rs):
             metrics["f1"] = lambda r: r["test"]["f1"]
+        if all("test_constant_majority" in r for r in rs):
+            metrics["const_acc"] = lambda r: r["test_constant_majority"]["acc"]
         (row,) = gather_seeds(rs, metrics, group="setting", first=())
         first = rs[0]
         row.update(
@@ -128,6 +130,7 @@ def table7_layout(note: str) -> Layout:
             Column("n_seeds", "seeds", fmt="int"),
             Column("acc_mean", "accuracy", std="acc_std"),
             Column("f1_mean", "F1", std="f1_std"),
+            Column("const_acc_mean", "majority-label acc", std=""),
             Column("d_acc", "Δacc vs none (paired)", std=""),
             Column("wins", "seeds better than none", fmt="text"),
             Column("d_acc_repeat", "Δacc vs repeat (paired)", std=""),
@@ -140,7 +143,8 @@ def table7_layout(note: str) -> Layout:
             "rows have of (this row − baseline), and on how many of them this row is better. "
             "'repeat' = each example plus 3 copies (the augmented size, no new text); "
             "'scpn-<corpus>' = 3 syntax-controlled paraphrases per example from a generator "
-            "trained on that corpus.",
+            "trained on that corpus. 'majority-label acc': always predicting the few-shot set's "
+            "most frequent label (what a classifier that learned nothing scores).",
         ),
         paper=paper_rows(),
         paper_source="paper (bert-base-uncased; accuracy, no std)",
