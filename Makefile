@@ -135,3 +135,19 @@ table6: setup ## Table 6 offline analogue: SCPN (SmolLM2) per corpus x seed + co
 
 bench-scpn: setup ## SCPN training / generation sentences/s (batched vs one per call, beam 4): bart-base (random) vs SmolLM2
 	$(PY) benchmarks/bench_scpn.py --out results/bench/scpn.json
+
+# Table 7 (few-shot GLUE with paraphrase augmentation): one job per task x k x augmentation x seed.
+# Paraphrase rows need a trained syntax-controlled paraphraser (Table 6, paraamr.scpn), one per
+# training corpus: make table7 T7_SCPN="paraamr=results/table6/.../best_model paranmt=DIR ..."
+T7_TASKS ?= mrpc,qqp,rte
+T7_K ?= 15,30
+T7_AUG ?= none,repeat
+T7_SEEDS ?= 0,1,2,3,4
+T7_SCPN ?=
+.PHONY: table7
+table7: setup ## Table 7: few-shot classifiers, T7_TASKS x T7_K x T7_AUG (+T7_SCPN) x T7_SEEDS, gathered
+	$(PY) experiments/table7.py -m task=$(T7_TASKS) k=$(T7_K) augment=$(T7_AUG) seed=$(T7_SEEDS) $(ARGS)
+	$(foreach m,$(T7_SCPN),$(PY) experiments/table7.py -m task=$(T7_TASKS) k=$(T7_K) seed=$(T7_SEEDS) \
+		augment=scpn augment.corpus=$(word 1,$(subst =, ,$(m))) \
+		augment.paraphraser.model=$(word 2,$(subst =, ,$(m))) $(ARGS) && ) true
+	$(PY) analysis/make_table7.py --runs results/table7/runs --out results/table7

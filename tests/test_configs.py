@@ -27,6 +27,7 @@ ENTRY_POINTS = {
     "top": (("trainer", "model", "data", "callbacks", "logger"), ()),
     "scpn": (("trainer", "model", "data", "parser", "callbacks", "logger"), ()),
     "table6": (("train_corpus",), ("data.path=x.jsonl",)),
+    "fewshot": (("model", "augment"), ()),
 }
 PRESETS = {  # experiment presets per entry point (conf/experiment/<entry>_*.yaml)
     name: sorted(p.stem for p in (CONF / "experiment").glob(f"{name}_*.yaml"))

@@ -1,0 +1,50 @@
+"""Gather Table 7 runs: mean ± std over seeds, paired comparisons with the baselines, the paper's
+rows beside ours (md, csv, json) and a W&B run holding the table (group ``table7``).
+
+    python analysis/make_table7.py --runs results/table7/runs --out results/table7
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from paraamr.tables.render import write_table
+from paraamr.tables.sweep import load_results, log_to_wandb
+from paraamr.tables.table7 import gather_rows, table7_layout
+
+
+def run_kind(results: list[dict]) -> str:
+    """``paper settings`` when every run used bert-base-uncased on the hub's GLUE, else
+    ``offline analogue``."""
+    paper = all(
+        "model:bert-base-uncased" in r["signature"] and "data:hub" in r["signature"]
+        for r in results
+    )
+    return "paper settings" if paper else "offline analogue"
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", default="results/table7/runs")
+    ap.add_argument("--out", default="results/table7")
+    ap.add_argument("--note", default="offline analogue (MiniLM, shared GLUE files)")
+    ap.add_argument("--no-wandb", action="store_true")
+    a = ap.parse_args(argv)
+    results = load_results(a.runs)
+    if not results:
+        raise SystemExit(f"no results.json under {a.runs}: run the sweep first (make table7)")
+    rows = gather_rows(results)
+    layout = table7_layout(a.note)
+    kind = run_kind(results)
+    sources = {r["task"]: r["sources"] for r in results}
+    meta = {"run_kind": kind, "note": a.note, "test_sets": sources, "n_runs": len(results)}
+    paths = write_table(layout, rows, Path(a.out), meta)
+    if not a.no_wandb:
+        log_to_wandb(layout, rows, group="table7", directory=str(a.out), config={"note": a.note})
+    print(paths["md"].read_text())
+    return {"rows": rows, "paths": {k: str(v) for k, v in paths.items()}}
+
+
+if __name__ == "__main__":
+    main()

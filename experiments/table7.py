@@ -1,0 +1,18 @@
+"""Table 7 job: ``python experiments/table7.py [task=...] [k=...] [augment=...] [seed=...]`` trains
+one few-shot classifier and evaluates it (see conf/fewshot.yaml and paraamr.fewshot.run)."""
+
+from __future__ import annotations
+
+import hydra
+from omegaconf import DictConfig
+
+from paraamr.fewshot.run import run_job
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="fewshot")
+def main(cfg: DictConfig) -> None:
+    run_job(cfg)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,305 @@
+"""Paraphrase augmentation of a few-shot training set (the paper's §5.3) and the repeat baseline.
+
+Each training example's sentence(s) are paraphrased under each of the three templates
+(:data:`TEMPLATES`; the paraphraser expands a template to a full target parse); the label is
+kept. Which sentence of a pair is paraphrased is a setting (``first``, ``second`` or ``both``;
+a single-sentence example always uses ``first``). A candidate is dropped, and the reason
+counted, when a paraphrased side is missing (the paraphraser skipped it), equal to its input
+(case and spacing folded), or above the perplexity threshold (the paper: 110, through
+:func:`paraamr.corpus.filters.passes_perplexity`). With no perplexity model the filter is not
+applied and the result says so (``perplexity_filter``), it never silently passes.
+
+The paraphraser is anything with the :class:`Paraphraser` interface: the syntax-controlled
+paraphraser of the Table 6 work (:class:`SCPNParaphraser`, loaded lazily from
+``paraamr.scpn.paraphrase``), or, in tests only, the rule-based stand-in of
+:mod:`paraamr.testing.paraphrasers`.
+
+>>> from paraamr.fewshot.data import Example
+>>> class Reverse:  # a toy paraphraser: reverses the words, but copies under template 2
+...     def paraphrase(self, sentences, templates):
+...         return [[s.upper() if j == 1 else " ".join(s.split()[::-1])
+...                  for j, _ in enumerate(templates)] for s in sentences]
+>>> res = augment([Example("a cat", None, 1, "t#0")], Reverse(), max_perplexity=None)
+>>> [(e.text_a, e.label) for e in res.examples], dict(res.stats)
+([('a cat', 1), ('cat a', 1), ('cat a', 1)], {'candidates': 3, 'kept': 2, 'dropped_identical': 1})
+>>> [e.uid for e in repeat_examples([Example("a", None, 0, "t#0")], copies=2)]
+['t#0', 't#0+rep1', 't#0+rep2']
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from paraamr.corpus.filters import passes_perplexity
+from paraamr.errors import ConfigError, ParaAMRError
+from paraamr.fewshot.data import Example
+
+__all__ = [
+    "TEMPLATES",
+    "Paraphraser",
+    "SCPNParaphraser",
+    "AugmentResult",
+    "augment",
+    "repeat_examples",
+    "write_examples",
+    "read_examples",
+]
+
+log = logging.getLogger(__name__)
+
+TEMPLATES: tuple[str, ...] = (
+    "(ROOT (S (NP) (VP) (.)))",
+    "(ROOT (S (VP) (.)))",
+    "(ROOT (NP (NP) (.)))",
+)
+SIDES = ("first", "second", "both")
+
+
+@runtime_checkable
+class Paraphraser(Protocol):
+    """What augmentation needs: one list of outputs per sentence, one output per template
+    (``None`` where the paraphraser skipped that input)."""
+
+    def paraphrase(self, sentences: list[str], templates: list[str]) -> list[list[str | None]]:
+        """Paraphrase every sentence under every template."""
+        ...
+
+
+class SCPNParaphraser:
+    """The syntax-controlled paraphraser of ``paraamr.scpn`` (Table 6) behind the
+    :class:`Paraphraser` interface; the model loads on first use.
+
+    Args:
+        model: a trained SCPN model directory (training's ``best_model``; the CLI's
+            ``--model DIR``).
+        parse_generator: ``retrieval`` (the model dir's parse index) or a parse-generator
+            model directory (template -> full target parse).
+        batch_size: sentences per generation batch.
+        num_beams: beam size (``None``: the model's; the paper 4).
+        device: torch device (``None``: the default).
+
+    Raises:
+        ConfigError: on first use, when ``paraamr.scpn`` is not installed (the paraphrase
+            augmentation rows need it).
+    """
+
+    MODULE = "paraamr.scpn.paraphrase"
+
+    def __init__(
+        self,
+        model: str | os.PathLike,
+        parse_generator: str = "retrieval",
+        batch_size: int = 16,
+        num_beams: int | None = None,
+        device: str | None = None,
+    ) -> None:
+        if not model:
+            raise ConfigError("augment.paraphraser.model: the SCPN model directory is required")
+        self.model, self.parse_generator = str(model), parse_generator
+        self.batch_size, self.num_beams, self.device = batch_size, num_beams, device
+        self._impl: Any = None
+
+    def signature(self) -> str:
+        return f"scpn({self.model},pg={self.parse_generator},beam={self.num_beams or 'model'})"
+
+    def _load(self) -> Any:
+        if self._impl is None:
+            import importlib
+
+            try:
+                mod = importlib.import_module(self.MODULE)
+            except ModuleNotFoundError as e:
+                raise ConfigError(
+                    f"augment.paraphraser: {self.MODULE} is not available ({e}); paraphrase "
+                    "augmentation needs the syntax-controlled paraphraser of Table 6 "
+                    "(paraamr.scpn) and a trained model (augment=none / augment=repeat run "
+                    "without it)"
+                ) from None
+            self._impl = mod.Paraphraser.load(
+                self.model,
+                self.parse_generator,
+                batch_size=self.batch_size,
+                num_beams=self.num_beams,
+                device=self.device,
+            )
+        return self._impl
+
+    def paraphrase(self, sentences: list[str], templates: list[str]) -> list[list[str | None]]:
+        rows = self._load().paraphrase(list(sentences), list(templates))
+        out: list[list[str | None]] = [[None] * len(templates) for _ in sentences]
+        for r in rows:  # sentence-major rows with an "index" (sentence * len(templates) + j)
+            i, j = divmod(int(r["index"]), len(templates))
+            out[i][j] = r.get("output")
+        return out
+
+
+def _fold(s: str) -> str:
+    return " ".join(s.lower().split())
+
+
+@dataclass
+class AugmentResult:
+    """The training set (originals first, then the kept paraphrases), one record per candidate
+    (``kept`` and ``reason``), counts, and how the perplexity filter was applied."""
+
+    examples: list[Example]
+    records: list[dict] = field(default_factory=list)
+    stats: Counter = field(default_factory=Counter)
+    perplexity_filter: str = "off"
+
+
+def augment(
+    examples: Sequence[Example],
+    paraphraser: Paraphraser,
+    *,
+    templates: Sequence[str] = TEMPLATES,
+    sentences: str = "first",
+    max_perplexity: float | None = 110.0,
+    scorer: Any = None,
+) -> AugmentResult:
+    """Add up to one paraphrase per (example, template), label kept.
+
+    Args:
+        examples: the few-shot training examples.
+        paraphraser: a :class:`Paraphraser`.
+        templates: target templates (the paper's three by default).
+        sentences: which sentence of a pair is paraphrased: ``first``, ``second`` or ``both``
+            (``both``: each under the same template; a candidate is kept only when every
+            paraphrased side passes).
+        max_perplexity: drop paraphrases above this perplexity (``None``: no filter).
+        scorer: an object with ``perplexities(list[str]) -> list[float]`` (e.g.
+            :class:`paraamr.builder.models.PerplexityScorer`); ``None`` with a threshold: the
+            filter is not applied, and ``perplexity_filter`` says so.
+    """
+    if sentences not in SIDES:
+        raise ConfigError(f"augment.sentences: {sentences!r} is not one of {list(SIDES)}")
+    templates = list(templates)
+    sides_of = []
+    for e in examples:
+        sides = (
+            ["a"]
+            if e.text_b is None
+            else {"first": ["a"], "second": ["b"], "both": ["a", "b"]}[sentences]
+        )
+        sides_of.append(sides)
+    todo = sorted(
+        {getattr(e, f"text_{s}") for e, ss in zip(examples, sides_of, strict=True) for s in ss}
+    )
+    outs = paraphraser.paraphrase(todo, templates) if todo else []
+    if len(outs) != len(todo) or any(len(o) != len(templates) for o in outs):
+        raise ParaAMRError("the paraphraser must return one output per sentence and template")
+    para = dict(zip(todo, outs, strict=True))
+    ppl: dict[str, float] = {}
+    if max_perplexity is None:
+        filt = "off"
+    elif scorer is None:
+        filt = f"not applied (<= {max_perplexity} requested, no perplexity model)"
+    else:
+        texts = sorted({o for o in (x for os_ in outs for x in os_) if o})
+        ppl = dict(zip(texts, scorer.perplexities(texts), strict=True)) if texts else {}
+        name = scorer.signature() if hasattr(scorer, "signature") else type(scorer).__name__
+        filt = f"<= {max_perplexity} ({name})"
+    stats: Counter = Counter()
+    records, added = [], []
+    for e, sides in zip(examples, sides_of, strict=True):
+        for j, t in enumerate(templates):
+            stats["candidates"] += 1
+            new = {"a": e.text_a, "b": e.text_b}
+            reason = None
+            for s in sides:
+                src = getattr(e, f"text_{s}")
+                out = para[src][j]
+                if out is None or not str(out).strip():
+                    reason = reason or "dropped_no_output"
+                elif _fold(out) == _fold(src):
+                    reason = reason or "dropped_identical"
+                elif filt.startswith("<=") and not passes_perplexity(ppl.get(out), max_perplexity):
+                    reason = reason or (
+                        "dropped_perplexity" if out in ppl else "dropped_no_perplexity"
+                    )
+                new[s] = out
+            rec = {
+                "uid": e.uid,
+                "template": t,
+                "sides": "".join(sides),
+                "text_a": new["a"],
+                "text_b": new["b"],
+                "label": e.label,
+                "perplexity": {s: ppl.get(new[s]) for s in sides} if ppl else None,
+                "kept": reason is None,
+                "reason": reason,
+            }
+            records.append(rec)
+            if reason is None:
+                stats["kept"] += 1
+                added.append(Example(new["a"], new["b"], e.label, f"{e.uid}+para{j + 1}"))
+            else:
+                stats[reason] += 1
+    if max_perplexity is not None and scorer is None:
+        stats["perplexity_filter_not_applied"] = stats["kept"]
+    log.info("augmentation: %s; perplexity filter %s", dict(stats), filt)
+    return AugmentResult(list(examples) + added, records, stats, filt)
+
+
+def repeat_examples(examples: Sequence[Example], copies: int = 3) -> list[Example]:
+    """The baseline with the augmented set's size and no new text: each example, then
+    ``copies`` copies of each (as many as three kept paraphrases would add)."""
+    extra = [
+        Example(e.text_a, e.text_b, e.label, f"{e.uid}+rep{c}")
+        for e in examples
+        for c in range(1, copies + 1)
+    ]
+    return list(examples) + extra
+
+
+def write_examples(path: str | os.PathLike, examples: Sequence[Example]) -> Path:
+    """One JSON object per line: ``text_a``, ``text_b``, ``label``, ``uid`` (the training set
+    a run used, for users to inspect or reuse)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for e in examples:
+            fh.write(json.dumps(e.to_dict(), ensure_ascii=False) + "\n")
+    return path
+
+
+def read_examples(path: str | os.PathLike) -> list[Example]:
+    """Read a JSONL few-shot set (``text_a``, optional ``text_b``, integer ``label``, optional
+    ``uid``) or a TSV with a header ``text_a<TAB>text_b<TAB>label`` (``text_b`` optional).
+
+    Raises:
+        CorpusFormatError: a line that is not such a record (file and line).
+    """
+    from paraamr.errors import CorpusFormatError
+
+    path = Path(path)
+    out = []
+    with open(path, encoding="utf-8-sig") as fh:
+        lines = fh.read().splitlines()
+    tsv = path.suffix == ".tsv"
+    header = lines[0].split("\t") if tsv and lines else []
+    for n, line in enumerate(lines, start=1):
+        if not line.strip() or (tsv and n == 1):
+            continue
+        try:
+            rec = dict(zip(header, line.split("\t"), strict=True)) if tsv else json.loads(line)
+            out.append(
+                Example(
+                    str(rec["text_a"]),
+                    rec.get("text_b") or None,
+                    int(rec["label"]),
+                    str(rec.get("uid") or f"{path.name}:{n}"),
+                )
+            )
+        except (ValueError, KeyError, TypeError) as e:
+            raise CorpusFormatError(
+                f"not a few-shot record (text_a, text_b, label): {e}", str(path), n
+            ) from None
+    return out
