@@ -90,6 +90,7 @@ PAPER_TABLE6 = {
     "ParaBank1": (46.21, 44.52, 39.85),
     "ParaBank2": (46.86, 45.17, 40.20),
     "ParaAMR": (48.50, 47.38, 40.30),
+}
 # ParaAMR paper, Table 7: few-shot test accuracy (bert-base-uncased; the paper reports accuracy
 # only, no seeds or std). k -> row -> (MRPC, QQP, RTE); "baseline" = no augmentation, the others
 # = three SCPN paraphrases per example from a generator trained on that corpus.
