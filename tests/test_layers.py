@@ -61,3 +61,13 @@ def test_no_module_imports_a_higher_layer(rel, layer):
     forbidden = {"tables", "cli", "experiments", "analysis"}
     bad = imports & forbidden if allowed is None else imports - allowed
     assert not bad, f"paraamr/{rel} ({layer}) imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize(("rel", "layer"), list(_modules()), ids=lambda x: str(x))
+def test_every_paraamr_import_resolves(rel, layer):
+    """Lazy imports inside functions too (a moved module would otherwise fail only at run time)."""
+    import importlib.util
+
+    for module in _imports(PKG / rel):
+        if module.startswith("paraamr"):
+            assert importlib.util.find_spec(module) is not None, f"paraamr/{rel}: {module}"
