@@ -151,15 +151,18 @@ def test_every_option_of_a_building_group_has_a_target(compose_config, name, gro
 
 def test_the_wandb_logger_gets_a_plain_dict_config(compose_config, tmp_path, monkeypatch):
     """wandb cannot serialise an OmegaConf node: the run config must arrive as a plain dict."""
+    import pytorch_lightning.loggers as pl_loggers
+
     from paraamr.training import fit as fit_mod
 
     seen = {}
 
-    def fake_wandb_logger(**kw):
-        seen.update(kw)
-        return None
+    class FakeWandbLogger:
+        def __init__(self, **kw):
+            seen.update(kw)
 
-    monkeypatch.setattr("paraamr.training.loggers.wandb_logger", fake_wandb_logger)
-    loggers = fit_mod.instantiate_loggers(compose_config("simcse", f"out_dir={tmp_path}"))
-    assert [type(lg).__name__ for lg in loggers] == ["CSVLogger"]
-    assert type(seen["run_config"]) is dict and seen["run_config"]["seed"] == 0
+    monkeypatch.setattr(pl_loggers, "WandbLogger", FakeWandbLogger)
+    cfg = compose_config("simcse", f"out_dir={tmp_path}", "logger.wandb.mode=offline")
+    loggers = fit_mod.instantiate_loggers(cfg)
+    assert sorted(type(lg).__name__ for lg in loggers) == ["CSVLogger", "FakeWandbLogger"]
+    assert type(seen["config"]) is dict and seen["config"]["seed"] == 0

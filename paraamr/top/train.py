@@ -50,9 +50,6 @@ def _fit_config(cfg: DictConfig, role: str, work: Path, name: str) -> DictConfig
                 lg.save_dir = str(work)
         if sub.logger.get("wandb") is not None:
             sub.logger.wandb.name = name
-            # plain dicts for wandb.init: otherwise hydra hands it the run config as a
-            # DictConfig, which wandb's config sanitiser cannot serialise
-            sub.logger.wandb._convert_ = "all"
         last = work / "checkpoints" / "last.ckpt"
         if last.exists():
             sub.resume = str(last)

@@ -76,10 +76,10 @@ def seed_run(seed: int) -> None:
 
 
 def instantiate_loggers(cfg: DictConfig) -> list[Any]:
-    """The ``logger`` group's loggers; W&B gets the resolved run config as a plain dict (wandb
-    cannot serialise an OmegaConf node)."""
+    """The ``logger`` group's loggers; W&B gets the resolved run config (made a plain dict by
+    :func:`paraamr.training.loggers.wandb_logger`: wandb cannot serialise an OmegaConf node)."""
     config = OmegaConf.to_container(cfg, resolve=True)
-    wandb_kwargs = {"run_config": config, "_recursive_": False, "_convert_": "all"}
+    wandb_kwargs = {"run_config": config, "_recursive_": False}  # wandb_logger makes it a dict
     return list(instantiate_group(cfg.get("logger"), "logger", wandb=wandb_kwargs).values())
 
 
