@@ -24,6 +24,7 @@ ENTRY_POINTS = {
     "simcse": (("trainer", "model", "data", "callbacks", "logger"), ()),
     "table5": (("train_corpus",), ("data.path=x.jsonl",)),
     "sts": ((), ()),
+    "validity": (("similarity", "parser", "ted"), ()),
     "top": (("trainer", "model", "data", "callbacks", "logger"), ()),
     "scpn": (("trainer", "model", "data", "parser", "callbacks", "logger"), ()),
     "table6": (("train_corpus",), ("data.path=x.jsonl",)),

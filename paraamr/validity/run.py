@@ -51,7 +51,6 @@ def run_validity(cfg: DictConfig) -> dict:
     """Run the whole report; returns the result dict (also written to ``out_dir``)."""
     from hydra.utils import instantiate
 
-    from paraamr.metrics.semantic import load_encoder
     from paraamr.validity.analyse import analyse
     from paraamr.validity.measures import compute_measures
     from paraamr.validity.report import log_wandb, write_report
@@ -68,7 +67,7 @@ def run_validity(cfg: DictConfig) -> dict:
     timing = {"read": time.perf_counter() - t0}
 
     t = time.perf_counter()
-    encoder = load_encoder(cfg.similarity.name, cfg.similarity.device)
+    encoder = instantiate(cfg.similarity)
     parser = instantiate(cfg.parser)
     scorer = _scorer(cfg)
     timing["load_models"] = time.perf_counter() - t
@@ -84,7 +83,7 @@ def run_validity(cfg: DictConfig) -> dict:
         ted_kernel=cfg.ted.kernel,
         ted3_depth=cfg.ted.depth3,
         lowercase=cfg.metrics.lowercase,
-        similarity_batch_size=cfg.similarity.batch_size,
+        similarity_batch_size=cfg.metrics.similarity_batch_size,
         parse_batch_size=cfg.metrics.parse_batch_size,
         lm_batch_size=cfg.perplexity.batch_size,
     )
