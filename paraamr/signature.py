@@ -45,9 +45,11 @@ class Signature(str):
 
     @classmethod
     def build(cls, *fields: tuple[str, object]) -> Signature:
-        for k, _ in fields:
+        for k, v in fields:
             if ":" in k or "|" in k:
                 raise InputError(f"signature keys cannot hold ':' or '|': {k!r}")
+            if "|" in str(v):  # it would split the value into fields that do not exist
+                raise InputError(f"signature value of {k!r} cannot hold '|': {v!r}")
         return cls("|".join(f"{k}:{v}" for k, v in fields))
 
     @property

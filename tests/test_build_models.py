@@ -10,8 +10,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from paraamr.builder.models import PerplexityScorer  # noqa: E402
 from paraamr.builder.run import run_build  # noqa: E402
+from paraamr.lms import CausalLMScorer  # noqa: E402
 from paraamr.signature import Signature  # noqa: E402
 from paraamr.testing.tiny_models import (  # noqa: E402
     build_tiny_causal_lm,
@@ -106,13 +106,13 @@ def test_perplexity_equals_the_models_own_loss(tiny_dir):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    scorer = PerplexityScorer(str(tiny_dir / "lm"), device="cpu", batch_size=2)
+    scorer = CausalLMScorer(str(tiny_dir / "lm"), device="cpu", batch_size=2)
     sents = ["the boy wants to go .", "a much longer sentence about a little prince and a rose ."]
     ours = scorer.perplexities(sents)
     tok = AutoTokenizer.from_pretrained(str(tiny_dir / "lm"))
     model = AutoModelForCausalLM.from_pretrained(str(tiny_dir / "lm")).eval()
     for s, v in zip(sents, ours, strict=True):
-        ids = tok(scorer.prefix + s, return_tensors="pt")["input_ids"]
+        ids = tok(tok.bos_token + s, return_tensors="pt")["input_ids"]
         with torch.no_grad():
             loss = model(input_ids=ids, labels=ids).loss
         assert v == pytest.approx(math.exp(float(loss)), rel=1e-4)

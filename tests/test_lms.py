@@ -103,6 +103,25 @@ def test_builder_lm_smollm2_choice_scores_like_the_lms_scorer(compose_config):
 
     cfg = compose_config("build", "lm=smollm2", "input=x.txt")
     scorer = instantiate(cfg.lm)
-    assert scorer.signature() == f"ppl({smollm2.label()})"
+    assert scorer.signature().startswith(f"ppl({smollm2.label()},after=<im_start>,")
     ours = smollm2.perplexities(SENTS)
     assert scorer.perplexities(SENTS) == pytest.approx(ours, rel=1e-3)
+
+
+def test_signature_survives_a_builder_signature(tiny_lm):
+    """GPT-2's BOS is ``<|endoftext|>``: its '|' used to split the builder's signature."""
+    from paraamr.errors import InputError
+    from paraamr.signature import Signature
+
+    sig = CausalLMScorer(str(tiny_lm), device="cpu").signature()
+    assert "after=<endoftext>" in sig
+    assert Signature.build(("lm", sig), ("config", "x")).fields == {"lm": sig, "config": "x"}
+    with pytest.raises(InputError, match="cannot hold '|'"):
+        Signature.build(("lm", "ppl(after=<|endoftext|>)"))
+
+
+def test_unknown_dtype_names_the_key(tiny_lm):
+    from paraamr.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="lm.dtype"):
+        CausalLMScorer(str(tiny_lm), device="cpu", dtype="int4")

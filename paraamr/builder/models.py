@@ -1,6 +1,7 @@
-"""The three models of the builder, each loaded once per process and run in length-sorted batches
-under ``torch.inference_mode``: text → AMR (amrlib stog), AMR → text (amrlib gtos or any Hugging
-Face seq2seq model) and a causal LM for perplexity.
+"""The builder's two seq2seq models, each loaded once per process and run in length-sorted batches
+under ``torch.inference_mode``: text → AMR (amrlib stog) and AMR → text (amrlib gtos or any
+Hugging Face seq2seq model). The third, the perplexity LM, is the project's one scorer,
+:class:`paraamr.lms.CausalLMScorer` (``conf/lm/*.yaml``).
 
 Real models (online users, ``make models``): amrlib ``parse_xfm_bart_large`` (default parser) or
 ``parse_spring`` (the paper's; needs transformers < 5), ``generate_t5wtense`` and ``gpt2``.
@@ -10,11 +11,10 @@ Tests use tiny random models in the same on-disk formats (:mod:`paraamr.testing.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["AmrlibStog", "AmrlibGenerator", "HFGenerator", "PerplexityScorer", "sorted_batches"]
+__all__ = ["AmrlibStog", "AmrlibGenerator", "HFGenerator", "sorted_batches"]
 
 log = logging.getLogger(__name__)
 
@@ -194,62 +194,3 @@ class HFGenerator:
 
         with torch.inference_mode():
             return sorted_batches(list(graphs), run, self.batch_size)
-
-
-class PerplexityScorer:
-    """Perplexity of each sentence under a causal LM: exp(mean token NLL), the sentence scored
-    after a beginning-of-text token (GPT-2's ``<|endoftext|>`` by default)."""
-
-    def __init__(
-        self,
-        model_name_or_path: str,
-        batch_size: int = 32,
-        device: str | None = None,
-        dtype: str | None = None,
-        max_length: int = 256,
-        prefix: str | None = None,
-    ):
-        from transformers import AutoModelForCausalLM
-
-        from paraamr.lms import resolve_lm  # "smollm2": the offline LM's dequantized cache dir
-
-        path, self.name = resolve_lm(model_name_or_path)
-        self.device = _device(device)
-        self.tok, self.model = _load_hf(AutoModelForCausalLM, path, self.device, dtype)
-        self.prefix = prefix if prefix is not None else (self.tok.bos_token or "")
-        self.batch_size, self.max_length = batch_size, max_length
-
-    def signature(self) -> str:
-        return f"ppl({self.name})"
-
-    def perplexities(self, sentences: Sequence[str]) -> list[float]:
-        import torch
-
-        def run(batch: list[str]) -> list[float]:
-            ids = [
-                self.tok(self.prefix + s, truncation=True, max_length=self.max_length)["input_ids"]
-                for s in batch
-            ]
-            n_prefix = len(self.tok(self.prefix)["input_ids"]) if self.prefix else 0
-            width = max(len(x) for x in ids)
-            pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
-            inp = torch.full((len(ids), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(ids), width), dtype=torch.long)
-            for i, x in enumerate(ids):
-                inp[i, : len(x)] = torch.tensor(x)
-                mask[i, : len(x)] = 1
-            inp, mask = inp.to(self.device), mask.to(self.device)
-            logits = self.model(input_ids=inp, attention_mask=mask).logits.float()
-            logp = torch.log_softmax(logits[:, :-1], dim=-1)
-            nll = -logp.gather(-1, inp[:, 1:].unsqueeze(-1)).squeeze(-1)
-            target_mask = mask[:, 1:].clone()
-            if n_prefix > 1:
-                target_mask[:, : n_prefix - 1] = 0
-            out = []
-            for i in range(len(ids)):
-                m = target_mask[i].bool()
-                out.append(math.exp(float(nll[i][m].mean())) if m.any() else float("nan"))
-            return out
-
-        with torch.inference_mode():
-            return sorted_batches(list(sentences), run, self.batch_size)

@@ -175,7 +175,7 @@ def augment(
             paraphrased side passes).
         max_perplexity: drop paraphrases above this perplexity (``None``: no filter).
         scorer: an object with ``perplexities(list[str]) -> list[float]`` (e.g.
-            :class:`paraamr.builder.models.PerplexityScorer`); ``None`` with a threshold: the
+            :class:`paraamr.lms.CausalLMScorer`); ``None`` with a threshold: the
             filter is not applied, and ``perplexity_filter`` says so.
     """
     if sentences not in SIDES:

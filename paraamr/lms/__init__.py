@@ -38,10 +38,18 @@ def resolve_lm(name: str, resolve_files: bool = True) -> tuple[str, str]:
 
 
 def load_scorer(
-    name: str, batch_size: int = 16, device: str | None = None, max_length: int = 256
+    name: str,
+    batch_size: int = 16,
+    device: str | None = None,
+    max_length: int = 256,
+    dtype: str | None = None,
 ) -> CausalLMScorer:
-    """A :class:`CausalLMScorer` for a preset (``smollm2``, ``gpt2``), hub name or local dir."""
+    """A :class:`CausalLMScorer` for a preset (``smollm2``, ``gpt2``), hub name or local dir.
+
+    The one perplexity scorer of the project: the builder's ``lm`` stage (``conf/lm/*.yaml``),
+    the few-shot filter and ``make validity`` all load it here.
+    """
     path, label = resolve_lm(name)
     return CausalLMScorer(
-        path, batch_size=batch_size, device=device, max_length=max_length, label=label
+        path, batch_size=batch_size, device=device, max_length=max_length, label=label, dtype=dtype
     )

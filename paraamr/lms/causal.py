@@ -17,9 +17,14 @@ import logging
 import math
 from collections.abc import Sequence
 
-__all__ = ["CausalLMScorer", "mean_nll"]
+from paraamr.errors import ConfigError
+
+__all__ = ["CausalLMScorer", "mean_nll", "DTYPES"]
 
 log = logging.getLogger(__name__)
+
+DTYPES = {None: "fp32", "fp32": "fp32", "fp16": "fp16", "bf16": "bf16"}
+_TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
 
 def mean_nll(token_nlls: Sequence[float]) -> float:
@@ -41,6 +46,8 @@ class CausalLMScorer:
         max_length: sentence tokens kept (longer sentences are cut; counted in ``n_truncated``),
             at most the model's positions.
         label: the model's name in signatures (default ``name_or_path``).
+        dtype: ``fp16`` / ``bf16`` run the model in half precision on a GPU (ignored on CPU,
+            where half precision is slower); log-probabilities are always taken in fp32.
 
     Without a BOS token the first token has nothing to be predicted from and is not scored.
     """
@@ -52,13 +59,19 @@ class CausalLMScorer:
         device: str | None = None,
         max_length: int = 256,
         label: str | None = None,
+        dtype: str | None = None,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        if dtype not in DTYPES:
+            raise ConfigError(f"lm.dtype: {dtype!r} is not one of fp32, fp16, bf16 (or null)")
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.dtype = DTYPES[dtype] if self.device != "cpu" else "fp32"
         self.tok = AutoTokenizer.from_pretrained(name_or_path)
-        self.model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=torch.float32)
+        self.model = AutoModelForCausalLM.from_pretrained(
+            name_or_path, dtype=getattr(torch, _TORCH_DTYPES[self.dtype])
+        )
         self.model.to(self.device).eval()
         self.name, self.label = name_or_path, label or name_or_path
         self.batch_size, self.max_length = batch_size, max_length
@@ -73,9 +86,10 @@ class CausalLMScorer:
     def signature(self) -> str:
         import transformers
 
-        bos = self.tok.bos_token if self.prefix_ids else "none"
+        # "<|im_start|>" -> "<im_start>": '|' separates a Signature's fields
+        bos = self.tok.bos_token.replace("|", "") if self.prefix_ids else "none"
         return (
-            f"ppl({self.label},after={bos},tokens-mean,fp32,max_len={self.max_length},"
+            f"ppl({self.label},after={bos},tokens-mean,{self.dtype},max_len={self.max_length},"
             f"transformers-{transformers.__version__})"
         )
 
