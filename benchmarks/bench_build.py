@@ -1,12 +1,24 @@
-"""Benchmark the builder's model stages: batched vs one sentence per call, side by side.
+"""Benchmark the builder's model stages as the builder calls them: batched vs one per call.
 
-    python benchmarks/bench_build.py --out results/bench/build.json [--n 32] [--device cpu]
+    python benchmarks/bench_build.py --out results/bench/build.json [--n 32] [--repeats 3]
 
-Randomly initialised models of the real architectures and sizes (bart-large as the text→AMR
-parser, t5-base as the AMR→text generator, gpt2 as the perplexity scorer: the real models' compute
-cost), fed token ids of realistic lengths, with fixed generation lengths (``min_new_tokens =
-max_new_tokens``) so both ways do the same work. The authors' scripts parsed one sentence per call.
-Reports sentences/s per stage and, on GPU, peak memory.
+Each stage runs the project's own wrapper on real, variable-length inputs from the shared data:
+
+- parse: :class:`paraamr.builder.models.AmrlibStog` (amrlib ``parse_xfm``) on ParaBank-Eval
+  source sentences (5-40 words);
+- generate: :class:`paraamr.builder.models.AmrlibGenerator` (amrlib ``generate_xfm``) on gold
+  AMR graphs of the AMR Bank (The Little Prince);
+- perplexity: :class:`paraamr.lms.CausalLMScorer` with the real SmolLM2-135M weights
+  (``lm=smollm2``) on the same sentences.
+
+The amrlib model dirs have the real models' sizes (bart-large for the parser, t5-base for the
+generator, vocabularies included) with random weights (std 0.02 / 0.05: larger ones overflow into
+slow denormal arithmetic), built in amrlib's on-disk format by
+:mod:`paraamr.testing.tiny_models` (the real checkpoints cannot be downloaded here). Random
+weights rarely emit end-of-sequence, so generation runs to ``max_out_len`` on both sides; a hook
+on the output layer counts the decoder steps each side ran (``decoder_steps_per_item``), which
+shows both did the same work. One-per-call is how the authors' scripts parsed. Rates are the
+median of ``--repeats`` runs over the same ``--n`` items on both sides.
 """
 
 from __future__ import annotations
@@ -15,133 +27,190 @@ import argparse
 import json
 import os
 import platform
+import random
+import statistics
+import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
 
-STAGES = {
-    # stage: (architecture, input tokens, output tokens)
-    "parse (bart-large, text→AMR)": ("bart-large", 24, 48),
-    "generate (t5-base, AMR→text)": ("t5-base", 64, 24),
-    "perplexity (gpt2)": ("gpt2", 24, 0),
+ROOT = Path(__file__).resolve().parents[1]
+
+BART_LARGE = {  # facebook/bart-large (amrlib parse_xfm_bart_large)
+    "vocab_size": 50265,
+    "d_model": 1024,
+    "encoder_layers": 12,
+    "decoder_layers": 12,
+    "encoder_attention_heads": 16,
+    "decoder_attention_heads": 16,
+    "encoder_ffn_dim": 4096,
+    "decoder_ffn_dim": 4096,
+}
+T5_BASE = {  # t5-base (amrlib generate_t5wtense)
+    "vocab_size": 32128,
+    "d_model": 768,
+    "d_kv": 64,
+    "d_ff": 3072,
+    "num_layers": 12,
+    "num_decoder_layers": 12,
+    "num_heads": 12,
+    "relative_attention_num_buckets": 32,
+    "relative_attention_max_distance": 128,
 }
 
 
-def _model(arch: str, device: str, dtype):
-    from transformers import (
-        BartConfig,
-        BartForConditionalGeneration,
-        GPT2Config,
-        GPT2LMHeadModel,
-        T5Config,
-        T5ForConditionalGeneration,
+def real_sentences(data: Path, n: int, seed: int = 0) -> list[str]:
+    """``n`` distinct ParaBank-Eval source sentences, a seeded sample (variable length)."""
+    from paraamr.corpus import read_corpus
+
+    srcs = sorted(
+        {
+            r.text
+            for r in read_corpus(data / "paraphrase" / "parabank-eval", "parabank-eval-parabank1")
+        }
     )
-
-    torch.manual_seed(0)
-    if arch == "bart-large":
-        cfg = BartConfig(
-            vocab_size=50265,
-            d_model=1024,
-            encoder_layers=12,
-            decoder_layers=12,
-            encoder_attention_heads=16,
-            decoder_attention_heads=16,
-            encoder_ffn_dim=4096,
-            decoder_ffn_dim=4096,
-        )
-        m = BartForConditionalGeneration(cfg)
-    elif arch == "t5-base":
-        m = T5ForConditionalGeneration(
-            T5Config(
-                vocab_size=32128,
-                d_model=768,
-                d_ff=3072,
-                num_layers=12,
-                num_heads=12,
-                decoder_start_token_id=0,
-            )
-        )
-    else:
-        m = GPT2LMHeadModel(GPT2Config())
-    return m.to(device=device, dtype=dtype).eval()
+    return random.Random(seed).sample(srcs, n)
 
 
-def _run(model, arch, ids, n_out):
-    with torch.inference_mode():
-        if arch == "gpt2":
-            return model(input_ids=ids).logits.shape
-        return model.generate(
-            input_ids=ids,
-            attention_mask=torch.ones_like(ids),
-            max_new_tokens=n_out,
-            min_new_tokens=n_out,
-            num_beams=1,
-            do_sample=False,
-        )
+def real_graphs(data: Path, n: int, seed: int = 0) -> list[str]:
+    """``n`` gold AMR graphs (PENMAN, no metadata) of the AMR Bank, a seeded sample."""
+    import penman
+
+    from paraamr.amr.io import read_penman_blocks
+
+    graphs = [
+        penman.encode(b.graph, indent=None)
+        for b in read_penman_blocks(data / "amr" / "amr-bank-struct-v3.0.txt")
+        if b.graph is not None
+    ]
+    return random.Random(seed).sample(graphs, n)
 
 
-def bench_stage(arch, n_in, n_out, n, batch_size, n_single, device, dtype) -> dict:
-    model = _model(arch, device, dtype)
-    vocab = model.config.vocab_size
-    g = torch.Generator().manual_seed(0)
-    ids = torch.randint(5, vocab - 1, (n, n_in), generator=g).to(device)
-    _run(model, arch, ids[:2], min(n_out, 2))  # warm-up
-    if device == "cuda":
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-    t0 = time.perf_counter()
-    for i in range(0, n, batch_size):
-        _run(model, arch, ids[i : i + batch_size], n_out)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    t_batched = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    for i in range(n_single):
-        _run(model, arch, ids[i : i + 1], n_out)
-    if device == "cuda":
-        torch.cuda.synchronize()
-    t_single = time.perf_counter() - t0
-    out = {
-        "params_m": round(sum(p.numel() for p in model.parameters()) / 1e6, 1),
-        "in_tokens": n_in,
-        "out_tokens": n_out,
-        "batch_size": batch_size,
-        "batched_sent_per_s": n / t_batched,
-        "one_per_call_sent_per_s": n_single / t_single,
-        "speedup": (n / t_batched) / (n_single / t_single),
-    }
-    if device == "cuda":
-        out["peak_gpu_mem_gb"] = torch.cuda.max_memory_allocated() / 2**30
-    return out
+class StepCounter:
+    """Counts rows through a module's forward (decoder steps x batch rows at the output layer)."""
+
+    def __init__(self, module: torch.nn.Module):
+        self.rows = 0
+        module.register_forward_hook(self._hook)
+
+    def _hook(self, _module, _inputs, output) -> None:
+        self.rows += output.shape[0] * (output.shape[1] if output.dim() == 3 else 1)
+
+
+def time_stage(
+    fn: Callable[[list], object], items: Sequence, counter: StepCounter | None, repeats: int
+) -> dict:
+    """Median seconds of ``fn(all items)`` (batched inside the wrapper) and of one call per item."""
+    fn(list(items[:2]))  # warm-up
+    sides = {}
+    for side in ("batched", "one_per_call"):
+        times, rows = [], 0
+        for _ in range(repeats):
+            if counter is not None:
+                counter.rows = 0
+            t0 = time.perf_counter()
+            if side == "batched":
+                fn(list(items))
+            else:
+                for x in items:
+                    fn([x])
+            times.append(time.perf_counter() - t0)
+            rows = counter.rows if counter is not None else 0
+        med = statistics.median(times)
+        sides[side] = {
+            "median_s": med,
+            "runs_s": times,
+            "items_per_s": len(items) / med,
+            **({"decoder_steps_per_item": rows / len(items)} if counter is not None else {}),
+        }
+    sides["speedup"] = sides["batched"]["items_per_s"] / sides["one_per_call"]["items_per_s"]
+    return sides
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=32, help="sentences per stage (batched)")
-    ap.add_argument("--n-single", type=int, default=8, help="sentences one per call")
+    ap.add_argument(
+        "--data-dir", default=os.environ.get("PARAAMR_DATA", ROOT.parent / "shared" / "data")
+    )
+    ap.add_argument("--n", type=int, default=32, help="items per stage (same on both sides)")
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--parse-out-len", type=int, default=48, help="amrlib max_out_len (graph)")
+    ap.add_argument("--generate-out-len", type=int, default=24, help="max_out_len (sentence)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    ap.add_argument("--dtype", default=None, help="fp16/bf16 on GPU")
     ap.add_argument("--out", default="results/bench/build.json")
     a = ap.parse_args(argv)
-    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, None: torch.float32}[a.dtype]
+    from paraamr.builder.models import AmrlibGenerator, AmrlibStog
+    from paraamr.lms import load_scorer
+    from paraamr.testing.tiny_models import build_tiny_gtos, build_tiny_stog
+
     torch.set_num_threads(os.cpu_count() or 1)
+    data = Path(a.data_dir)
+    sents, graphs = real_sentences(data, a.n), real_graphs(data, a.n)
     res = {
         "machine": {
             "device": a.device,
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
             "torch": torch.__version__,
-            "dtype": str(dtype),
             "gpu": torch.cuda.get_device_name() if a.device == "cuda" else None,
+        },
+        "n": a.n,
+        "repeats": a.repeats,
+        "batch_size": a.batch_size,
+        "input_words": {
+            "sentences_mean": statistics.mean(len(s.split()) for s in sents),
+            "sentences_range": [
+                min(len(s.split()) for s in sents),
+                max(len(s.split()) for s in sents),
+            ],
+            "graph_tokens_mean": statistics.mean(len(g.split()) for g in graphs),
         },
         "stages": {},
     }
-    for stage, (arch, n_in, n_out) in STAGES.items():
-        r = bench_stage(arch, n_in, n_out, a.n, a.batch_size, a.n_single, a.device, dtype)
-        res["stages"][stage] = r
-        print(stage, json.dumps(r), flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        stog = AmrlibStog(
+            str(
+                build_tiny_stog(
+                    Path(tmp) / "stog", init_std=0.02, arch=BART_LARGE, max_out_len=a.parse_out_len
+                )
+            ),
+            batch_size=a.batch_size,
+            device=a.device,
+        )
+        gen = AmrlibGenerator(
+            str(
+                build_tiny_gtos(
+                    Path(tmp) / "gtos", init_std=0.05, arch=T5_BASE, max_out_len=a.generate_out_len
+                )
+            ),
+            batch_size=a.batch_size,
+            device=a.device,
+        )
+        lm = load_scorer("smollm2", batch_size=a.batch_size, device=a.device)
+        stages = {
+            "parse (AmrlibStog, bart-large size, random)": (
+                stog.parse,
+                sents,
+                StepCounter(stog.inference.model.lm_head),
+            ),
+            "generate (AmrlibGenerator, t5-base size, random)": (
+                gen.generate,
+                graphs,
+                StepCounter(gen.inference.model.lm_head),
+            ),
+            "perplexity (CausalLMScorer, SmolLM2-135M real weights)": (
+                lm.perplexities,
+                sents,
+                None,
+            ),
+        }
+        for name, (fn, items, counter) in stages.items():
+            r = time_stage(fn, items, counter, a.repeats)
+            res["stages"][name] = r
+            print(name, json.dumps({k: v for k, v in r.items() if k != "runs_s"}), flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=2))
     print(f"wrote {a.out}")

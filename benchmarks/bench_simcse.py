@@ -3,8 +3,10 @@ initialised bert-base (the paper's architecture), on this machine.
 
     python benchmarks/bench_simcse.py --out results/bench/simcse.json
 
-Training: forward + backward + AdamW step on real ParaBank-Eval triplets (seq len 32), timed over
-``--steps`` steps after one warm-up step; a triplet counts as 3 sentences. Evaluation: encoding the
+Training: the project's SimCSE module and data module through ``pl.Trainer`` (forward, backward,
+AdamW step) on real ParaBank-Eval triplets (seq len 32), the same ``--batch-size`` for both
+encoders, median of ``--steps`` steps after one warm-up step; a triplet counts as 3 sentences.
+Evaluation: encoding the
 offline Table 5 STS suite (STS12-16, 600-pair subsample per year) and scoring it.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -34,32 +37,53 @@ def _random_bert_base(tmp: Path) -> str:
     return str(tmp)
 
 
-def bench_train(model_path: str, pooling: str, batch_size: int, steps: int, data: Path) -> dict:
-    from transformers import AutoTokenizer
+class StepTimer:
+    """Lightning callback: wall time of every training step (forward, backward, optimizer)."""
 
-    from paraamr.simcse.data import TripletCollator, triplets_from_corpus
+    def __init__(self):
+        import pytorch_lightning as pl
+
+        class _T(pl.Callback):
+            def on_train_batch_start(_, trainer, module, batch, idx):
+                self._t0 = time.perf_counter()
+
+            def on_train_batch_end(_, trainer, module, outputs, batch, idx):
+                self.times.append(time.perf_counter() - self._t0)
+
+        self.times: list[float] = []
+        self.callback = _T()
+
+
+def bench_train(model_path: str, pooling: str, batch_size: int, steps: int, data: Path) -> dict:
+    """``steps`` + 1 training steps through ``pl.Trainer`` on the project's SimCSE module and data
+    module (what ``experiments/simcse.py`` runs), the first (warm-up) step not counted."""
+    import pytorch_lightning as pl
+
+    from paraamr.simcse.data import SimCSEDataModule, triplets_from_corpus
     from paraamr.simcse.module import SimCSEModule
 
     triplets = triplets_from_corpus(
         data / "paraphrase" / "parabank-eval", "parabank-eval-parabank1", seed=0
     )
-    module = SimCSEModule(model_path, pooling=pooling, max_seq_length=32).train()
-    collate = TripletCollator(AutoTokenizer.from_pretrained(model_path), 32)
-    opt = torch.optim.AdamW([p for p in module.parameters() if p.requires_grad], lr=1e-5)
-    times = []
-    for k in range(steps + 1):
-        batch = collate(triplets[k * batch_size : (k + 1) * batch_size])
-        t0 = time.perf_counter()
-        loss = module.training_step(batch, k)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        if k:  # skip the warm-up step
-            times.append(time.perf_counter() - t0)
-    s = sum(times) / len(times)
+    module = SimCSEModule(model_path, pooling=pooling, lr=1e-5, max_seq_length=32)
+    dm = SimCSEDataModule(triplets, model_path, max_seq_length=32, batch_size=batch_size, seed=0)
+    timer = StepTimer()
+    trainer = pl.Trainer(
+        accelerator="cpu",
+        max_steps=steps + 1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[timer.callback],
+    )
+    trainer.fit(module, datamodule=dm)
+    times = timer.times[1:]  # skip the warm-up step
+    s = statistics.median(times)
     return {
         "batch_size": batch_size,
-        "seconds_per_step": s,
+        "steps_timed": len(times),
+        "median_seconds_per_step": s,
         "sentences_per_s": 3 * batch_size / s,
         "triplets_per_s": batch_size / s,
         "params_m": round(sum(p.numel() for p in module.parameters()) / 1e6, 1),
@@ -91,6 +115,7 @@ def main(argv=None) -> None:
         "--data-dir", default=os.environ.get("PARAAMR_DATA", ROOT.parent / "shared" / "data")
     )
     ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--batch-size", type=int, default=16, help="the same for both encoders")
     ap.add_argument("--out", default="results/bench/simcse.json")
     a = ap.parse_args(argv)
     data = Path(a.data_dir)
@@ -100,12 +125,12 @@ def main(argv=None) -> None:
     out = {"machine": {"cpus": os.cpu_count(), "torch": torch.__version__}}
     with tempfile.TemporaryDirectory() as tmp:
         bert = _random_bert_base(Path(tmp))
-        for name, path, pooling, bs in (
-            ("minilm", resolve_model("minilm"), "mean", 32),
-            ("bert-base (random init)", bert, "cls", 16),
+        for name, path, pooling in (
+            ("minilm", resolve_model("minilm"), "mean"),
+            ("bert-base (random init)", bert, "cls"),
         ):
             out[name] = {
-                "train": bench_train(path, pooling, bs, a.steps, data),
+                "train": bench_train(path, pooling, a.batch_size, a.steps, data),
                 "eval": bench_eval(path, data),
             }
             print(name, json.dumps(out[name]), flush=True)

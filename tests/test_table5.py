@@ -97,3 +97,29 @@ def test_paper_preset_composes(compose_config):
         1e-5,
     )
     assert c.data.max_perplexity == 110 and c.sts.max_pairs_per_set is None
+
+
+def test_each_job_is_a_wandb_run_with_its_sts_row(data_dir, compose_config, tmp_path, monkeypatch):
+    """With ``WANDB_MODE`` unset a job writes an offline run: group table5, named for its corpus
+    and seed, the STS numbers of ``results.json`` in its summary."""
+    from paraamr.testing.wandb_records import read_offline_run
+
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    out = tmp_path / "runs" / "none" / "seed3"
+    c = compose_config(
+        "table5",
+        "train_corpus=none",
+        "seed=3",
+        "sts.max_pairs_per_set=30",
+        f"data_dir={data_dir}",
+        f"out_dir={out}",
+    )
+    res = run_job(c)
+    (run_dir,) = (out / "wandb").glob("offline-run-*")
+    rec = read_offline_run(run_dir)
+    assert (rec["group"], rec["name"]) == ("table5", "none-seed3-sts")
+    assert rec["summary"]["sts/avg/spearman"] == pytest.approx(res["sts"]["avg"]["spearman"])
+    assert rec["summary"]["sts/STS14/spearman"] == pytest.approx(
+        res["sts"]["years"]["STS14"]["spearman"]
+    )
+    assert rec["summary"]["signature"] == res["signature"]

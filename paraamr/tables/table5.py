@@ -28,7 +28,15 @@ from paraamr.paper import PAPER_TABLE5
 from paraamr.tables.render import Column, Layout
 from paraamr.tables.sweep import gather_seeds, load_results
 
-__all__ = ["subsample_suite", "run_job", "gather_rows", "load_results", "table5_layout"]
+__all__ = [
+    "subsample_suite",
+    "run_job",
+    "job_summary",
+    "log_job_to_wandb",
+    "gather_rows",
+    "load_results",
+    "table5_layout",
+]
 
 log = logging.getLogger(__name__)
 
@@ -119,8 +127,50 @@ def run_job(cfg) -> dict:
         )
     result.update({"model": model_path, "sts": sts, "signature": sig})
     (out / "results.json").write_text(json.dumps(result, indent=2))
+    log_job_to_wandb(cfg, result)
     log.info("%s seed %s: STS avg spearman %.2f", cfg.corpus, cfg.seed, sts["avg"]["spearman"])
     return result
+
+
+def job_summary(result: dict) -> dict:
+    """The flat W&B summary row of one job: STS averages and each year's Spearman.
+
+    >>> sts = {"avg": {"spearman": 80.0}, "years": {"STS12": {"spearman": 70.0}}}
+    >>> job_summary({"corpus": "c", "seed": 1, "signature": "s", "sts": sts})["sts/STS12/spearman"]
+    70.0
+    """
+    sts = result["sts"]
+    row = {
+        "corpus": result["corpus"],
+        "seed": result["seed"],
+        "signature": str(result["signature"]),
+    }
+    row.update({f"sts/avg/{k}": v for k, v in sts["avg"].items()})
+    row.update({f"sts/{y}/spearman": v["spearman"] for y, v in sts["years"].items()})
+    for k in ("steps", "best_val"):
+        if result.get(k) is not None:
+            row[k] = result[k]
+    return row
+
+
+def log_job_to_wandb(cfg, result: dict) -> None:
+    """One W&B run per job (group ``logger.wandb.group``, name ``<corpus>-seed<seed>``, job type
+    ``sts``) whose summary is :func:`job_summary`, so runs compare side by side in W&B; the
+    untrained baseline (no training run) gets one too. Offline unless ``WANDB_MODE`` says else."""
+    from paraamr.tracking import wandb_run
+
+    w = cfg.logger.wandb
+    with wandb_run(
+        project=w.project,
+        group=w.group or "table5",
+        name=f"{result['corpus']}-seed{result['seed']}-sts",
+        config={"corpus": result["corpus"], "seed": result["seed"], "job_type": "sts"},
+        directory=str(cfg.out_dir),
+        mode=w.get("mode"),
+        enabled=bool(w.enabled),
+    ) as run:
+        if run is not None:
+            run.summary.update(job_summary(result))
 
 
 def gather_rows(results: Iterable[dict]) -> list[dict]:

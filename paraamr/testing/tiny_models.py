@@ -272,7 +272,11 @@ def _write_amrlib_meta(path: Path, model_type: str, inference_module: str) -> No
 
 
 def _tiny_t5(
-    tokenizer: Any, seed: int, init_std: float | None, task_specific_params: dict | None
+    tokenizer: Any,
+    seed: int,
+    init_std: float | None,
+    task_specific_params: dict | None,
+    arch: dict | None = None,
 ) -> Any:
     from transformers import T5Config, T5ForConditionalGeneration
 
@@ -292,6 +296,8 @@ def _tiny_t5(
         decoder_start_token_id=tokenizer.pad_token_id,
         task_specific_params=task_specific_params,
     )
+    for k, v in (arch or {}).items():
+        setattr(config, k, v)
     torch.manual_seed(seed)
     model = T5ForConditionalGeneration(config)
     _redraw_weights(model, init_std)
@@ -310,6 +316,7 @@ def build_tiny_stog(
     *,
     max_in_len: int = 64,
     max_out_len: int = 64,
+    arch: dict | None = None,
 ) -> Path:
     """Build a tiny amrlib sentence-to-graph (parse_xfm) model dir.
 
@@ -333,6 +340,9 @@ def build_tiny_stog(
             output is only padding (the parser then returns ``'()'``).
         max_in_len: amrlib's ``max_in_len`` (sentence tokens; longer input is clipped).
         max_out_len: amrlib's ``max_out_len`` (``max_length`` for graph generation).
+        arch: config fields that replace the tiny sizes, e.g. the real model's ``d_model`` and
+            layer counts with random weights (``benchmarks/bench_build.py``); a ``vocab_size``
+            above the tokenizer's makes ids the tokenizer cannot decode (random text anyway).
 
     Returns:
         The absolute path of the model dir.
@@ -370,6 +380,8 @@ def build_tiny_stog(
             }
         },
     )
+    for k, v in (arch or {}).items():
+        setattr(config, k, v)
     torch.manual_seed(seed)
     model = BartForConditionalGeneration(config)  # draws weights from N(0, config.init_std)
     _save(model, tokenizer, path)
@@ -384,6 +396,7 @@ def build_tiny_gtos(
     *,
     max_in_len: int = 128,
     max_out_len: int = 32,
+    arch: dict | None = None,
 ) -> Path:
     """Build a tiny amrlib graph-to-sentence (generate_xfm) model dir.
 
@@ -406,6 +419,9 @@ def build_tiny_gtos(
         max_in_len: amrlib's ``max_in_len`` (graph tokens; a graph reaching it is reported
             as clipped).
         max_out_len: amrlib's ``max_out_len`` (``max_length`` for sentence generation).
+        arch: config fields that replace the tiny sizes, e.g. the real model's ``d_model`` and
+            layer counts with random weights (``benchmarks/bench_build.py``); a ``vocab_size``
+            above the tokenizer's makes ids the tokenizer cannot decode (random text anyway).
 
     Returns:
         The absolute path of the model dir.
@@ -419,7 +435,7 @@ def build_tiny_gtos(
             "max_out_len": max_out_len,
         }
     }
-    model = _tiny_t5(tokenizer, seed, init_std, tsp)
+    model = _tiny_t5(tokenizer, seed, init_std, tsp, arch)
     _save(model, tokenizer, path)
     _write_amrlib_meta(path, "gtos", ".generate_xfm.inference")
     return path
