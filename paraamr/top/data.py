@@ -14,7 +14,7 @@ from typing import Any
 
 from torch.utils.data import DataLoader
 
-from paraamr.errors import ConfigError
+from paraamr.errors import ConfigError, InputError
 from paraamr.training.data import ListDataset, ResumableDataModule
 
 __all__ = ["PairDataModule", "TopData"]
@@ -48,7 +48,7 @@ class PairDataModule(ResumableDataModule):
         num_workers: int = 0,
     ) -> None:
         if not train_pairs:
-            raise ValueError("no training pairs")
+            raise InputError("no training pairs")
 
         def collate(items: list[tuple[str, str]]) -> Any:
             return encode_batch([s for s, _ in items], [t for _, t in items])

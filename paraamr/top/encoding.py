@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from paraamr.errors import ParaAMRError
+from paraamr.errors import InputError, ParaAMRError
 from paraamr.top.trees import (
     LABEL_PREFIXES,
     MASK,
@@ -106,11 +106,11 @@ class LabelVocab:
 
     def add(self, label: str) -> None:
         if label[:3] not in LABEL_PREFIXES or len(label) == 3:
-            raise ValueError(f"label {label!r} must be IN:NAME or SL:NAME")
+            raise InputError(f"label {label!r} must be IN:NAME or SL:NAME")
         key = _lower(label)
         seen = self.by_encoded.setdefault(key, label)
         if seen != label:
-            raise ValueError(
+            raise InputError(
                 f"labels {seen!r} and {label!r} differ only in case: the lowercased "
                 "encoding cannot tell them apart"
             )

@@ -16,6 +16,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from paraamr.errors import InputError
 from paraamr.top.templates import BUCKETS, bucket_of, template_string
 from paraamr.top.trees import Node, TopTreeError, canonical, parse_tree, utterance
 
@@ -40,7 +41,7 @@ def exact_match(pred: Node | str | None, gold: Node | str) -> bool:
     try:
         g = canonical(gold)
     except TopTreeError as e:
-        raise ValueError(f"gold tree is invalid: {e}") from e
+        raise InputError(f"gold tree is invalid: {e}") from e
     if pred is None:
         return False
     try:
@@ -95,7 +96,7 @@ def exact_match_report(
     {'overall': (3, 1, 1), 'f>=5': (1, 1, 0), 'f<5': (1, 0, 1), 'f=0': (1, 0, 0)}
     """
     if len(preds) != len(golds):
-        raise ValueError(f"{len(preds)} predictions for {len(golds)} gold trees")
+        raise InputError(f"{len(preds)} predictions for {len(golds)} gold trees")
     groups = ["overall", *(BUCKETS if train_counts is not None else ())]
     out = {g: MatchCount() for g in groups}
     for p, g in zip(preds, golds, strict=True):
@@ -163,7 +164,7 @@ def ap_filter(synthetic: Sequence[Node], parses: Sequence[Node | str | None]) ->
     ([0], {'total': 3, 'kept': 1, 'dropped': 1, 'invalid': 1})
     """
     if len(synthetic) != len(parses):
-        raise ValueError(f"{len(parses)} parses for {len(synthetic)} synthetic samples")
+        raise InputError(f"{len(parses)} parses for {len(synthetic)} synthetic samples")
     res = FilterResult()
     for i, (tree, parse) in enumerate(zip(synthetic, parses, strict=True)):
         if parse is None:
@@ -200,7 +201,7 @@ def ap_filter_with(
         batch = [utterance(t) for t in synthetic[i : i + batch_size]]
         out = list(parse(batch))
         if len(out) != len(batch):
-            raise ValueError(f"parser returned {len(out)} outputs for {len(batch)} inputs")
+            raise InputError(f"parser returned {len(out)} outputs for {len(batch)} inputs")
         parses.extend(out)
     return ap_filter(synthetic, parses)
 

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from paraamr.errors import ConfigError, InputError
 from paraamr.top.encoding import DecodeError, LabelVocab, decode, encode
 from paraamr.top.templates import parse_template, template, template_string
 from paraamr.top.trees import Node, to_string, utterance
@@ -121,7 +122,7 @@ def sampling_plan(
     (10, 5)
     """
     if samples_per_template < 1:
-        raise ValueError(f"samples_per_template must be >= 1, got {samples_per_template}")
+        raise ConfigError(f"samples_per_template must be >= 1, got {samples_per_template}")
     uniq: list[str] = list(
         dict.fromkeys(
             template_string(t) if isinstance(t, Node) else to_string(parse_template(t))
@@ -130,7 +131,7 @@ def sampling_plan(
     )
     if n_templates is not None:
         if not 0 <= n_templates <= len(uniq):
-            raise ValueError(f"n_templates={n_templates} but {len(uniq)} templates are seen")
+            raise ConfigError(f"n_templates={n_templates} but {len(uniq)} templates are seen")
         uniq = random.Random(seed).sample(uniq, n_templates)
     out = []
     for tmpl in uniq:
@@ -201,7 +202,7 @@ def collect_samples(
     1
     """
     if len(requests) != len(outputs):
-        raise ValueError(f"{len(outputs)} outputs for {len(requests)} requests")
+        raise InputError(f"{len(outputs)} outputs for {len(requests)} requests")
     train_set = {to_string(t) for t in train}
     seen: set[str] = set()
     rep = GenerationReport()

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.readers import iter_lines
-from paraamr.errors import DataNotFoundError
+from paraamr.errors import ConfigError, DataNotFoundError
 from paraamr.top.trees import Node, TopTreeError, parse_tree, to_string, utterance
 
 __all__ = [
@@ -139,7 +139,7 @@ def read_examples(
         )
     fmt = fmt or guess_format(path)
     if fmt not in FORMATS:
-        raise ValueError(f"unknown TOP format {fmt!r}; expected one of {FORMATS}")
+        raise ConfigError(f"unknown TOP format {fmt!r}; expected one of {FORMATS}")
     skips = skips if skips is not None else SkipLog(on_error)
     for n, line in iter_lines(path, skips):
         if not line.strip():
@@ -202,7 +202,7 @@ def write_examples(
         The number of examples written.
     """
     if fmt not in FORMATS:
-        raise ValueError(f"unknown TOP format {fmt!r}; expected one of {FORMATS}")
+        raise ConfigError(f"unknown TOP format {fmt!r}; expected one of {FORMATS}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".part")

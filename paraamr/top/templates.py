@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paraamr.errors import InputError
 from paraamr.top.trees import MASK, Node, parse_tree, to_string
 
 __all__ = [
@@ -88,7 +89,7 @@ def bucket_of(freq: int, threshold: int = 5) -> str:
     ['f=0', 'f<5', 'f<5', 'f>=5', 'f>=5']
     """
     if freq < 0:
-        raise ValueError(f"frequency must be >= 0, got {freq}")
+        raise InputError(f"frequency must be >= 0, got {freq}")
     if freq == 0:
         return "f=0"
     return "f>=5" if freq >= threshold else "f<5"
@@ -178,7 +179,7 @@ def template_stats(counts: Mapping[str, int], top_k: int = 10) -> TemplateStats:
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     n = sum(c for _, c in ranked)
     if n == 0:
-        raise ValueError("no trees to summarise")
+        raise InputError("no trees to summarise")
     singles = sum(1 for _, c in ranked if c == 1)
     return TemplateStats(
         n_examples=n,
