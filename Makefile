@@ -57,7 +57,7 @@ table5: setup ## Table 5 offline analogue: SimCSE on each corpus x SEEDS (joblib
 	$(PY) experiments/table5.py train_corpus=none $(ARGS)
 	$(PY) analysis/make_table5.py --runs results/table5/runs --out results/table5
 
-bench-metrics: setup ## benchmark TED kernels and end-to-end Table 2 vs the naive loop (JSON in results/bench)
+bench-metrics: setup ## TED kernels; Table 2 pipeline vs the naive loop on two corpus shapes (checked equal; JSON in results/bench)
 	$(PY) benchmarks/bench_metrics.py --out results/bench/metrics.json
 
 parser-agreement: setup ## Spearman of TED on spaCy-projected vs gold PTB trees
@@ -87,10 +87,10 @@ CORPUS ?= results/build/corpus.jsonl
 table1: setup ## Table 1 statistics of a corpus: make table1 CORPUS=file.jsonl
 	$(PY) -m paraamr.builder table1 $(CORPUS)
 
-bench-simcse: setup ## SimCSE training sentences/s and STS evaluation time: MiniLM vs random bert-base
+bench-simcse: setup ## SimCSE training sentences/s (pl.Trainer, same batch) and STS evaluation time: MiniLM vs random bert-base
 	$(PY) benchmarks/bench_simcse.py --out results/bench/simcse.json
 
-bench-build: setup ## per-stage sentences/s, batched vs one per call, real architectures (random weights)
+bench-build: setup ## builder wrappers (AmrlibStog/AmrlibGenerator/CausalLMScorer) on real inputs, batched vs one per call, median of 3
 	$(PY) benchmarks/bench_build.py --out results/bench/build.json
 
 clean: ## remove results and caches

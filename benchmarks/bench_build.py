@@ -141,18 +141,20 @@ def main(argv=None) -> None:
     ap.add_argument("--generate-out-len", type=int, default=24, help="max_out_len (sentence)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--out", default="results/bench/build.json")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     a = ap.parse_args(argv)
     from paraamr.builder.models import AmrlibGenerator, AmrlibStog
     from paraamr.lms import load_scorer
     from paraamr.testing.tiny_models import build_tiny_gtos, build_tiny_stog
 
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(a.threads)
     data = Path(a.data_dir)
     sents, graphs = real_sentences(data, a.n), real_graphs(data, a.n)
     res = {
         "machine": {
             "device": a.device,
             "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
             "platform": platform.platform(),
             "torch": torch.__version__,
             "gpu": torch.cuda.get_device_name() if a.device == "cuda" else None,

@@ -225,11 +225,12 @@ def main(argv=None) -> None:
         help="pairs for the naive loop (the first N of the same pairs; it is slow; per-pair rates)",
     )
     ap.add_argument("--out", default="results/bench/metrics.json")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     args = ap.parse_args(argv)
     data = Path(args.data_dir)
     import torch
 
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(args.threads)
     out = {
         "machine": {
             "cpus": os.cpu_count(),

@@ -117,12 +117,19 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--batch-size", type=int, default=16, help="the same for both encoders")
     ap.add_argument("--out", default="results/bench/simcse.json")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     a = ap.parse_args(argv)
     data = Path(a.data_dir)
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(a.threads)
     from paraamr.metrics.semantic import resolve_model
 
-    out = {"machine": {"cpus": os.cpu_count(), "torch": torch.__version__}}
+    out = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "torch": torch.__version__,
+        }
+    }
     with tempfile.TemporaryDirectory() as tmp:
         bert = _random_bert_base(Path(tmp))
         for name, path, pooling in (
