@@ -125,6 +125,22 @@ def test_augmentation_keeps_labels_and_counts_drops(tmp_path):
         augment(examples, para, sentences="all")
 
 
+def test_a_respaced_copy_is_no_paraphrase():
+    """Measured in the Table 7 run: a copying SCPN wrote "Berkeley, California-based" for the
+    input's "Berkeley , California-based"; the old check (case + runs of spaces) kept it."""
+
+    class Respace:
+        def paraphrase(self, sentences, templates):
+            return [
+                [s.replace(" ,", ",").replace(" 's", "'s") for _ in templates] for s in sentences
+            ]
+
+    ex = [Example("Shares of Berkeley , California-based Xoma 's unit fell .", None, 1, "m#0")]
+    res = augment(ex, Respace(), templates=TEMPLATES[:2], max_perplexity=None)
+    assert res.stats == Counter(candidates=2, dropped_identical=2)
+    assert res.examples == ex
+
+
 def test_repeat_baseline_is_the_augmented_size():
     ex = [Example("a", "b", 1, "x#0"), Example("c", "d", 0, "x#1")]
     rep = repeat_examples(ex, 3)

@@ -141,7 +141,14 @@ class SCPNParaphraser:
 
 
 def _fold(s: str) -> str:
-    return " ".join(s.lower().split())
+    """The comparison key of "a paraphrase equal to its input": case and all whitespace dropped,
+    so a re-spacing of the same tokens (``"Berkeley , Calif."`` vs ``"Berkeley, Calif."``, what a
+    copying generator's detokenizer writes) is no new text either.
+
+    >>> _fold("Berkeley , California-based Xoma") == _fold("berkeley, California-based  Xoma")
+    True
+    """
+    return "".join(s.lower().split())
 
 
 @dataclass
