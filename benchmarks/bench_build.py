@@ -1,6 +1,6 @@
 """Benchmark the builder's model stages as the builder calls them: batched vs one per call.
 
-    python benchmarks/bench_build.py --out results/bench/build.json [--n 32] [--repeats 3]
+    python benchmarks/bench_build.py --out results/bench/build.json [--n 16] [--threads 1]
 
 Each stage runs the project's own wrapper on real, variable-length inputs from the shared data:
 
@@ -134,7 +134,7 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--data-dir", default=os.environ.get("PARAAMR_DATA", ROOT.parent / "shared" / "data")
     )
-    ap.add_argument("--n", type=int, default=32, help="items per stage (same on both sides)")
+    ap.add_argument("--n", type=int, default=16, help="items per stage (same on both sides)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--parse-out-len", type=int, default=48, help="amrlib max_out_len (graph)")
