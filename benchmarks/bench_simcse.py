@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytorch_lightning as pl
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,28 +38,23 @@ def _random_bert_base(tmp: Path) -> str:
     return str(tmp)
 
 
-class StepTimer:
-    """Lightning callback: wall time of every training step (forward, backward, optimizer)."""
+class StepTimer(pl.Callback):
+    """Wall time of every training step (forward, backward, optimizer), in ``times``."""
 
-    def __init__(self):
-        import pytorch_lightning as pl
-
-        class _T(pl.Callback):
-            def on_train_batch_start(_, trainer, module, batch, idx):
-                self._t0 = time.perf_counter()
-
-            def on_train_batch_end(_, trainer, module, outputs, batch, idx):
-                self.times.append(time.perf_counter() - self._t0)
-
+    def __init__(self) -> None:
         self.times: list[float] = []
-        self.callback = _T()
+        self._t0 = 0.0
+
+    def on_train_batch_start(self, trainer, module, batch, batch_idx) -> None:
+        self._t0 = time.perf_counter()
+
+    def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx) -> None:
+        self.times.append(time.perf_counter() - self._t0)
 
 
 def bench_train(model_path: str, pooling: str, batch_size: int, steps: int, data: Path) -> dict:
     """``steps`` + 1 training steps through ``pl.Trainer`` on the project's SimCSE module and data
     module (what ``experiments/simcse.py`` runs), the first (warm-up) step not counted."""
-    import pytorch_lightning as pl
-
     from paraamr.simcse.data import SimCSEDataModule, triplets_from_corpus
     from paraamr.simcse.module import SimCSEModule
 
@@ -75,7 +71,7 @@ def bench_train(model_path: str, pooling: str, batch_size: int, steps: int, data
         enable_checkpointing=False,
         enable_progress_bar=False,
         enable_model_summary=False,
-        callbacks=[timer.callback],
+        callbacks=[timer],
     )
     trainer.fit(module, datamodule=dm)
     times = timer.times[1:]  # skip the warm-up step

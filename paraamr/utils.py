@@ -17,7 +17,18 @@ from typing import Any, TypeVar
 
 from paraamr.errors import ConfigError
 
-__all__ = ["chunked", "limited", "write_json_atomic", "fsync_dir", "write_text_atomic"]
+__all__ = [
+    "chunked",
+    "limited",
+    "write_json_atomic",
+    "fsync_dir",
+    "write_text_atomic",
+    "precision",
+    "TORCH_DTYPES",
+]
+
+#: precision name -> torch dtype attribute
+TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
 T = TypeVar("T")
 
@@ -68,3 +79,15 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
     """:func:`write_text_atomic` of ``obj`` as indented JSON with sorted keys."""
     write_text_atomic(path, json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False))
+
+
+def precision(dtype: str | None, device: str) -> str:
+    """The precision a model runs in: ``fp16`` / ``bf16`` on a GPU as asked, else ``fp32`` (half
+    precision is slower on CPUs; ``None`` means fp32). Unknown names are a :class:`ConfigError`.
+
+    >>> precision("bf16", "cuda"), precision("bf16", "cpu"), precision(None, "cuda")
+    ('bf16', 'fp32', 'fp32')
+    """
+    if dtype is not None and dtype not in TORCH_DTYPES:
+        raise ConfigError(f"dtype: {dtype!r} is not one of fp32, fp16, bf16 (or null)")
+    return "fp32" if dtype is None or device == "cpu" else dtype

@@ -14,11 +14,11 @@ import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from paraamr.utils import TORCH_DTYPES, precision
+
 __all__ = ["AmrlibStog", "AmrlibGenerator", "HFGenerator", "sorted_batches"]
 
 log = logging.getLogger(__name__)
-
-DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", None: None}
 
 
 def _device(device: str | None) -> str:
@@ -28,11 +28,11 @@ def _device(device: str | None) -> str:
 
 
 def _dtype(name: str | None, device: str):
+    """Torch dtype to cast to; ``None`` for fp32, no cast (:func:`paraamr.utils.precision`)."""
     import torch
 
-    if name is None or device == "cpu":  # half precision only on GPU
-        return None
-    return getattr(torch, DTYPES[name])
+    p = precision(name, device)
+    return None if p == "fp32" else getattr(torch, TORCH_DTYPES[p])
 
 
 def _to_dtype(model, dtype: str | None, device: str):

@@ -18,13 +18,11 @@ import math
 from collections.abc import Sequence
 
 from paraamr.errors import ConfigError
+from paraamr.utils import TORCH_DTYPES, precision
 
-__all__ = ["CausalLMScorer", "mean_nll", "DTYPES"]
+__all__ = ["CausalLMScorer", "mean_nll"]
 
 log = logging.getLogger(__name__)
-
-DTYPES = {None: "fp32", "fp32": "fp32", "fp16": "fp16", "bf16": "bf16"}
-_TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
 
 def mean_nll(token_nlls: Sequence[float]) -> float:
@@ -64,13 +62,14 @@ class CausalLMScorer:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if dtype not in DTYPES:
-            raise ConfigError(f"lm.dtype: {dtype!r} is not one of fp32, fp16, bf16 (or null)")
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.dtype = DTYPES[dtype] if self.device != "cpu" else "fp32"
+        try:
+            self.dtype = precision(dtype, self.device)
+        except ConfigError as e:
+            raise ConfigError(f"lm.{e}") from None
         self.tok = AutoTokenizer.from_pretrained(name_or_path)
         self.model = AutoModelForCausalLM.from_pretrained(
-            name_or_path, dtype=getattr(torch, _TORCH_DTYPES[self.dtype])
+            name_or_path, dtype=getattr(torch, TORCH_DTYPES[self.dtype])
         )
         self.model.to(self.device).eval()
         self.name, self.label = name_or_path, label or name_or_path
