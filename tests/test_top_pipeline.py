@@ -118,3 +118,55 @@ def test_tables_from_the_tiny_run(tiny_run, tmp_path):
     assert f"{ours:.2f}" in md
     rows = json.loads((tmp_path / "table4.json").read_text())["rows"]
     assert {r["source"] for r in rows} == {"ours", "paper"}
+
+
+@pytest.mark.slow
+def test_nothing_kept_reuses_the_real_parser(tmp_path, compose_config, monkeypatch):
+    """With every synthetic tree dropped by the filter, real + syn is the real data again: the
+    auxiliary parser is reused (two trainings, not three) and both rows are its scores."""
+    from paraamr.testing.tiny_top import build_tiny_bert
+    from paraamr.top import stages
+    from paraamr.top.pipeline import run
+    from paraamr.training import fit as fit_mod
+
+    (tmp_path / "train.seq").write_text("\n".join(TREES) + "\n")
+    bert = build_tiny_bert(tmp_path / "bert", TREES)
+    real_filter = stages.filter_samples
+
+    class NothingKept:
+        def __init__(self, res):
+            self.res = res
+            self.kept, self.kept_index = [], []
+
+        def summary(self):
+            return {**self.res.summary(), "kept": 0}
+
+    monkeypatch.setattr(stages, "filter_samples", lambda *a, **k: NothingKept(real_filter(*a, **k)))
+    trainings = []
+    real_fit = fit_mod.fit
+    monkeypatch.setattr(fit_mod, "fit", lambda *a, **k: trainings.append(1) or real_fit(*a, **k))
+    cfg = compose_config(
+        "top",
+        f"model.model_name_or_path={bert}",
+        f"data.train={tmp_path / 'train.seq'}",
+        f"data.val={tmp_path / 'train.seq'}",
+        f"data.test={tmp_path / 'train.seq'}",
+        f"out_dir={tmp_path / 'out'}",
+        "logger.wandb.enabled=false",
+        "progress=false",
+        "trainer.enable_progress_bar=false",
+        "model.warmup_steps=0",
+        "model.max_target_length=16",
+        "data.batch_size=2",
+        "generation.samples_per_template=1",
+        "stages.generator.trainer.max_steps=1",
+        "stages.parser.trainer.max_steps=1",
+        "stages.generator.trainer.val_check_interval=1",
+        "stages.parser.trainer.val_check_interval=1",
+    )
+    (r,) = run(cfg)["runs"]
+    assert len(trainings) == 2  # generator + auxiliary parser
+    assert r["synthetic_kept"] == 0 and r["samples"]["real+syn"] == r["samples"]["real"]
+    assert r["exact_match"]["real+syn"] == r["exact_match"]["real"]
+    assert r["models"]["target_syn"]["model_dir"] == r["models"]["ap"]["model_dir"]
+    assert not (tmp_path / "out" / "full" / "target_syn").exists()

@@ -13,7 +13,8 @@ utterance per template), under ``<out_dir>/<setting>/``:
    to it (sharded, resumable);
 5. target parsers: *real* is the auxiliary parser itself (the same model trained on the same
    data, as in the paper's "Real" rows), *real + syn* is trained on ``T`` + the kept trees
-   (``target_syn/``);
+   (``target_syn/``); when the filter keeps nothing, *real + syn* would be the same training
+   as *real* (same data, seed and settings), so the auxiliary parser is reused, not retrained;
 6. ``eval_*``: exact match on the test set, overall and per template-frequency bucket of ``T``.
 
 Every stage reuses its finished outputs, so a rerun after a crash continues where it stopped.
@@ -227,20 +228,24 @@ def run_setting(
         apmod, test, counts, work / "eval_real", cfg, vocab, {"model": ap["model_dir"]}
     )
     del apmod
-    syn_pairs = _parser_pairs(kept_trees, enc)
-    tgt = train_seq2seq(
-        cfg,
-        "parser",
-        _parser_pairs(train, enc) + syn_pairs,
-        val_p,
-        labels,
-        work / "target_syn",
-        name=f"{name}-target-syn",
-    )
-    tmod = Seq2SeqModule.from_saved(tgt["model_dir"])
-    ev["real+syn"] = _evaluate(
-        tmod, test, counts, work / "eval_syn", cfg, vocab, {"model": tgt["model_dir"]}
-    )
+    if kept_trees:
+        tgt = train_seq2seq(
+            cfg,
+            "parser",
+            _parser_pairs(train, enc) + _parser_pairs(kept_trees, enc),
+            val_p,
+            labels,
+            work / "target_syn",
+            name=f"{name}-target-syn",
+        )
+        tmod = Seq2SeqModule.from_saved(tgt["model_dir"])
+        ev["real+syn"] = _evaluate(
+            tmod, test, counts, work / "eval_syn", cfg, vocab, {"model": tgt["model_dir"]}
+        )
+    else:  # real + nothing = the auxiliary parser's data, seed and settings: the same training
+        log.warning("%s: no synthetic tree kept; the +syn parser is the Real parser", name)
+        tgt = {**ap, "reused": "ap (no synthetic tree kept)"}
+        ev["real+syn"] = ev["real"]
     result = {
         "name": name,
         "work": str(work),
