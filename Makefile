@@ -126,11 +126,13 @@ bench-memory: setup ## peak RSS of Table 2's streaming path, 100k vs 1M generate
 .PHONY: table6 bench-scpn
 T6_CORPORA ?= msrp
 T6_SEEDS ?= 0
+comma := ,
+T6_NOPARSE ?= $(firstword $(subst $(comma), ,$(T6_CORPORA)))
 table6: setup ## Table 6 offline analogue: SCPN (SmolLM2) per corpus x seed + copy / no-parse baselines, gathered
 	$(PY) experiments/table6.py -m hydra/launcher=local hydra.launcher.n_jobs=1 \
 		train_corpus=$(T6_CORPORA) seed=$(T6_SEEDS) $(ARGS)
 	$(PY) experiments/table6.py train_corpus=none $(ARGS)
-	$(PY) experiments/table6.py train_corpus=msrp model.input_format=noparse seed=0 $(ARGS)
+	$(PY) experiments/table6.py train_corpus=$(T6_NOPARSE) model.input_format=noparse seed=0 $(ARGS)
 	$(PY) analysis/make_table6.py --runs results/table6/runs --out results/table6
 
 bench-scpn: setup ## SCPN training / generation sentences/s (batched vs one per call, beam 4): bart-base (random) vs SmolLM2
