@@ -91,6 +91,68 @@ def test_wrong_column_count_in_parabank_eval(tmp_path, which, bad, got):
     assert skips.total == 1
 
 
+def _write_parabank_eval(tmp_path, refs, cands):
+    (tmp_path / "ref.tsv").write_text("\n".join([REF_HEADER, *refs]) + "\n", encoding="utf-8")
+    cand_text = "\n".join([CAND_HEADER, *cands]) + "\n"
+    (tmp_path / "candidates.tsv").write_text(cand_text, encoding="utf-8")
+
+
+def test_parabank_eval_fields_are_csv_unquoted(tmp_path):
+    # the release wraps a field holding a double quote in quotes and doubles its quotes
+    _write_parabank_eval(
+        tmp_path,
+        ['0\t"I ""went out"" once."\t4\t0.1', '1\tSay "hi" to him.\t4\t0.2'],
+        [
+            '0\t0\t4\t35\t"""Out,"" I said."\t0.4\t90\t2',
+            "",  # an empty line is no row
+            '0\t1\t4\t35\tHe said "hi".\t0.4\t90\t2',  # a quote inside a field is literal
+        ],
+    )
+    records = list(read_corpus(tmp_path, "parabank-eval-paranmt", SkipLog("raise")))
+    assert [(r.text, [p.text for p in r.paraphrases]) for r in records] == [
+        ('I "went out" once.', ['"Out," I said.']),
+        ('Say "hi" to him.', ['He said "hi".']),
+    ]
+
+
+def test_parabank_eval_real_has_no_csv_quoting_left(parabank_eval):
+    records = list(read_corpus(parabank_eval, "parabank-eval-parabank1"))
+    by_text = {r.text for r in records}
+    # ref_id 14 in ref.tsv is written "I ""went out for ice cream"" once with your dad."
+    assert 'I "went out for ice cream" once with your dad.' in by_text
+    texts = [r.text for r in records] + [p.text for r in records for p in r.paraphrases]
+    assert not [t for t in texts if '""' in t]
+
+
+def test_parabank_eval_row_over_two_lines_is_counted(tmp_path):
+    bad = '0\t1\t4\t35\t"A quote closed\non the next line."\t0.4\t90\t2'  # lines 3-4
+    cands = ["0\t0\t4\t35\tThe first candidate.\t0.4\t90\t2", bad]
+    cands.append("0\t1\t4\t35\tThe second candidate.\t0.4\t90\t2")
+    _write_parabank_eval(tmp_path, ["0\tThe first.\t4\t0.1", "1\tThe second.\t4\t0.2"], cands)
+    with pytest.raises(CorpusFormatError, match=r"candidates.tsv:3: row spans lines 3-4"):
+        list(read_corpus(tmp_path, "parabank-eval-paranmt", SkipLog("raise")))
+    skips = SkipLog("skip")
+    records = list(read_corpus(tmp_path, "parabank-eval-paranmt", skips))
+    assert skips.total == 1 and next(iter(skips.counts)).startswith("row spans lines 3-4")
+    assert [[p.text for p in r.paraphrases] for r in records] == [
+        ["The first candidate."],
+        ["The second candidate."],
+    ]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ['0\t0\t4\t35\t"Closed" then more.\t0.4\t90\t2', '0\t0\t4\t35\t"Never closed.\t0.4\t90\t2'],
+    ids=["text-after-closing-quote", "quote-open-to-the-end"],
+)
+def test_parabank_eval_malformed_quoting_names_the_line(tmp_path, bad):
+    _write_parabank_eval(
+        tmp_path, ["0\tThe first.\t4\t0.1"], ["0\t0\t4\t35\tFine.\t0.4\t90\t2", bad]
+    )
+    with pytest.raises(CorpusFormatError, match=r"candidates.tsv:3: bad CSV quoting"):
+        list(read_corpus(tmp_path, "parabank-eval-paranmt", SkipLog("skip")))
+
+
 class NaNForSome:
     """An encoder stand-in whose embedding of sentences containing ``degenerate`` is NaN (as a
     model in half precision can overflow); others get bag-of-characters vectors."""

@@ -35,7 +35,14 @@ from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.records import Paraphrase, SourceRecord
 from paraamr.errors import CorpusFormatError, DataNotFoundError
 
-__all__ = ["FORMATS", "read_corpus", "guess_format", "iter_lines", "write_corpus"]
+__all__ = [
+    "FORMATS",
+    "read_corpus",
+    "guess_format",
+    "iter_lines",
+    "read_quoted_tsv",
+    "write_corpus",
+]
 
 PARANMT_SYS_ID = "35"
 COPY_SYS_ID = "0"
@@ -185,19 +192,75 @@ def _read_msrp(path: str, skips: SkipLog) -> Iterator[SourceRecord]:
             yield SourceRecord(src, [Paraphrase(para)], extra={"ids": cols[1:3]}, path=path, line=n)
 
 
-def _wrong_width(row: dict, reader: csv.DictReader, skips: SkipLog, path: str, n: int) -> bool:
-    """Skip (or raise for) a row whose column count differs from the header's."""
-    width = len(reader.fieldnames or ())
-    if None not in row and None not in row.values():
-        return False
-    got = width + len(row[None]) if None in row else sum(v is not None for v in row.values())
-    skips.skip(f"expected {width} columns (as the header), got {got}", path, n)
-    return True
+def read_quoted_tsv(
+    path: str | os.PathLike, skips: SkipLog, required: tuple[str, ...] = ()
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line, row)`` of a CSV-quoted TSV file with a header line, rows as dicts by column.
+
+    CSV quoting: a field holding a double quote is wrapped in quotes with its quotes doubled
+    (``"I ""went"" out."``); a quote inside an unwrapped field is literal. Empty lines are
+    ignored. Skipped and counted (or raised, with ``on_error="raise"``) with their line: a row
+    of another width than the header, a row that is not one physical line (a quoted field
+    holding a line break), an undecodable line. Malformed quoting (``"a"b``, a quote left open
+    to the end) and a header without the ``required`` columns raise
+    :class:`CorpusFormatError` naming the file and line.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.tsv")
+    >>> _ = open(p, "w").write('id\\ttext\\n7\\t"I ""went"" out."\\n8\\tSay "hi".\\n')
+    >>> list(read_quoted_tsv(p, SkipLog("raise"), required=("text",)))
+    [(2, {'id': '7', 'text': 'I "went" out.'}), (3, {'id': '8', 'text': 'Say "hi".'})]
+    """
+    path = str(path)
+    consumed: list[int] = []
+
+    def texts() -> Iterator[str]:
+        for n, text in iter_lines(path, skips):
+            consumed.append(n)
+            yield text
+
+    reader = csv.reader(texts(), delimiter="\t", strict=True)
+    header: list[str] | None = None
+    while True:
+        consumed.clear()
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            line = consumed[0] if consumed else None
+            raise CorpusFormatError(f"bad CSV quoting: {e}", path, line) from None
+        first, last = consumed[0], consumed[-1]
+        if not row:
+            continue
+        if header is None:
+            header = row
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise CorpusFormatError(
+                    f"header lacks column(s) {', '.join(missing)}; expected {' '.join(required)}",
+                    path,
+                    first,
+                )
+        elif last != first:
+            skips.skip(f"row spans lines {first}-{last} (a quoted line break)", path, first)
+        elif len(row) != len(header):
+            skips.skip(
+                f"expected {len(header)} columns (as the header), got {len(row)}", path, first
+            )
+        else:
+            yield first, dict(zip(header, row, strict=True))
+    if header is None:
+        raise CorpusFormatError("empty file (expected a header line)", path, 1)
 
 
 def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[SourceRecord]:
     """ParaBank-Eval (``ref.tsv`` + ``candidates.tsv``): one record per reference, distinct
-    candidates of the chosen system(s), in file order. The set is small (400 sources)."""
+    candidates of the chosen system(s), in file order. The set is small (400 sources).
+
+    Both files are CSV-quoted TSV: a field with a double quote is wrapped in quotes and its
+    quotes doubled (``"I ""went out"" once."``), so they are read with CSV quoting (reading
+    them verbatim kept the wrapping quotes on 12 references and 766 candidate rows)."""
     root = Path(path)
     ref_path, cand_path = root / "ref.tsv", root / "candidates.tsv"
     for p in (ref_path, cand_path):
@@ -206,32 +269,24 @@ def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[Sour
                 f"{p} not found: ParaBank-Eval needs ref.tsv and candidates.tsv"
             )
     refs: dict[str, tuple[str, int]] = {}
-    with open(ref_path, encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
-        for n, row in enumerate(reader, 2):
-            if _wrong_width(row, reader, skips, str(ref_path), n):
-                continue
-            if not row.get("ref_sent", "").strip():
-                skips.skip("empty reference sentence", str(ref_path), n)
-                continue
-            refs[row["ref_id"]] = (row["ref_sent"].strip(), n)
+    for n, row in read_quoted_tsv(ref_path, skips, ("ref_id", "ref_sent")):
+        if not row.get("ref_sent", "").strip():
+            skips.skip("empty reference sentence", str(ref_path), n)
+            continue
+        refs[row["ref_id"]] = (row["ref_sent"].strip(), n)
     cands: dict[str, list[str]] = {k: [] for k in refs}
-    with open(cand_path, encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
-        for n, row in enumerate(reader, 2):
-            if _wrong_width(row, reader, skips, str(cand_path), n):
-                continue
-            ids = (row.get("sys_id") or "").split()
-            if not ids or row.get("ref_id") not in cands:
-                skips.skip("candidate without sys_id or with an unknown ref_id", str(cand_path), n)
-                continue
-            if system == "paranmt":
-                wanted = PARANMT_SYS_ID in ids
-            else:
-                wanted = any(i not in (PARANMT_SYS_ID, COPY_SYS_ID) for i in ids)
-            text = (row.get("candidate") or "").strip()
-            if wanted and text and text not in cands[row["ref_id"]]:
-                cands[row["ref_id"]].append(text)
+    for n, row in read_quoted_tsv(cand_path, skips, ("ref_id", "sys_id", "candidate")):
+        ids = (row.get("sys_id") or "").split()
+        if not ids or row.get("ref_id") not in cands:
+            skips.skip("candidate without sys_id or with an unknown ref_id", str(cand_path), n)
+            continue
+        if system == "paranmt":
+            wanted = PARANMT_SYS_ID in ids
+        else:
+            wanted = any(i not in (PARANMT_SYS_ID, COPY_SYS_ID) for i in ids)
+        text = (row.get("candidate") or "").strip()
+        if wanted and text and text not in cands[row["ref_id"]]:
+            cands[row["ref_id"]].append(text)
     for ref_id, (text, n) in refs.items():
         yield SourceRecord(
             text,

@@ -44,9 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
-from paraamr.corpus.readers import iter_lines
+from paraamr.corpus.readers import iter_lines, read_quoted_tsv
 from paraamr.corpus.records import same_sentence
-from paraamr.errors import CorpusFormatError, DataNotFoundError
+from paraamr.errors import DataNotFoundError
 
 __all__ = [
     "BUCKETS",
@@ -225,21 +225,6 @@ def _fluency(text: str) -> int:
     return int(text)
 
 
-def _header(lines, path: str, expected: tuple[str, ...]) -> list[str]:
-    first = next(lines, None)
-    if first is None:
-        raise CorpusFormatError("empty file (expected a header line)", path, 1)
-    cols = first[1].split("\t")
-    missing = [c for c in expected if c not in cols]
-    if missing:
-        raise CorpusFormatError(
-            f"header lacks column(s) {', '.join(missing)}; expected {' '.join(expected)}",
-            path,
-            first[0],
-        )
-    return cols
-
-
 def _add(
     items: dict[tuple[str, str], Item],
     key: tuple[str, str],
@@ -275,14 +260,7 @@ def read_parabank_eval(path: str | os.PathLike, on_error: str = "raise") -> Judg
             )
     skips, counts = SkipLog(on_error), Counter()
     refs: dict[str, tuple[str, int, int]] = {}
-    lines = iter_lines(ref_path, skips)
-    cols = _header(lines, str(ref_path), REF_COLUMNS)
-    for n, line in lines:
-        f = [unquote(x) for x in line.split("\t")]
-        if len(f) != len(cols):
-            skips.skip(f"expected {len(cols)} columns, got {len(f)}", str(ref_path), n)
-            continue
-        row = dict(zip(cols, f, strict=True))
+    for n, row in read_quoted_tsv(ref_path, skips, REF_COLUMNS):
         try:
             bucket = int(row["ref_len"])
         except ValueError:
@@ -297,16 +275,7 @@ def read_parabank_eval(path: str | os.PathLike, on_error: str = "raise") -> Judg
         refs[row["ref_id"]] = (row["ref_sent"].strip(), bucket, n)
 
     items: dict[tuple[str, str], Item] = {}
-    lines = iter_lines(cand_path, skips)
-    cols = _header(lines, str(cand_path), CANDIDATE_COLUMNS)
-    for n, line in lines:
-        if not line.strip():
-            continue
-        f = [unquote(x) for x in line.split("\t")]
-        if len(f) != len(cols):
-            skips.skip(f"expected {len(cols)} columns, got {len(f)}", str(cand_path), n)
-            continue
-        row = dict(zip(cols, f, strict=True))
+    for n, row in read_quoted_tsv(cand_path, skips, CANDIDATE_COLUMNS):
         ref = refs.get(row["ref_id"])
         text = row["candidate"].strip()
         try:
