@@ -416,6 +416,54 @@ def test_retrieval_index_round_trip_and_malformed_template(tmp_path, ptb_parses)
         gen.generate("(ROOT (S (NP) (VP) (.))")
 
 
+def _zss_tree(text: str):
+    """A zss tree straight from a word-free bracket string (independent of paraamr's reader)."""
+    import zss
+
+    stack, root = [], None
+    for tok in text.replace("(", " ( ").replace(")", " ) ").split():
+        if tok == "(":
+            stack.append(None)
+        elif tok == ")":
+            node = stack.pop()
+            if stack:
+                stack[-1].addkid(node)
+            else:
+                root = node
+        elif stack[-1] is None:
+            stack[-1] = zss.Node(tok)
+    return root
+
+
+def test_retrieval_nearest_template_when_nothing_fits(ptb_parses):
+    import zss
+
+    from paraamr.scpn.parse_generator import RetrievalParseGenerator
+
+    tpl = "(ROOT (S (INTJ) (INTJ) (INTJ) (INTJ)))"  # no sample parse has it
+    assert RetrievalParseGenerator.from_parses(ptb_parses).generate(tpl) is None  # skip
+    gen = RetrievalParseGenerator.from_parses(ptb_parses, no_fit="nearest")
+    # independent: depth-3 cut of each parse as a string, unit-cost zss distance, then the most
+    # frequent parse (first seen on ties) among those at the smallest distance
+    dist = {}
+    for p in ptb_parses:
+        cut = linearize(p, 3, has_words=False)
+        if cut not in dist:
+            dist[cut] = int(zss.simple_distance(_zss_tree(cut), _zss_tree(tpl)))
+    d = min(dist.values())
+    near = Counter(p for p in ptb_parses if dist[linearize(p, 3, has_words=False)] == d)
+    best = max(near.values())
+    want = next(p for p in ptb_parses if near.get(p) == best)
+    assert gen.generate_with_fit(tpl) == (want, f"nearest(ted={d})")
+    assert gen.generate(tpl) == want and gen.counts_no_fit == Counter({f"nearest(ted={d})": 2})
+    t = "(ROOT (S (NP) (VP) (.)))"  # a template that fits is unchanged, and not counted
+    assert gen.generate_with_fit(t) == (RetrievalParseGenerator.from_parses(ptb_parses)
+                                        .generate(t), "fit")  # fmt: skip
+    assert sum(gen.counts_no_fit.values()) == 2
+    with pytest.raises(ParaAMRError, match="no_fit must be one of"):
+        RetrievalParseGenerator.from_parses(ptb_parses, no_fit="closest")
+
+
 def test_seq2seq_parse_generator_pairs_and_fallback(ptb_parses, tiny_gpt2):
     from paraamr.scpn.formats import read_tree
     from paraamr.scpn.module import SCPNModule
@@ -489,6 +537,16 @@ def test_paraphraser_bad_input_counted_truncation_flagged_batching_invariant(tin
         p.paraphrase(sents, [T_NPVP], skips=SkipLog("raise"), where="in.txt")
     with pytest.raises(TemplateError, match="malformed template"):
         p.paraphrase(sents, ["(ROOT (S (NP)"])
+    assert [r["fit"] for r in rows[:2]] == ["fit", None]
+    near = Paraphraser.load(tiny_scpn_dir, batch_size=4, no_fit="nearest")
+    rows = near.paraphrase(["I slept ."], [T_NPVP, "(ROOT (FRAG))"])
+    # (ROOT (FRAG)) -> nearest index template: (ROOT (S (VP) (.))) at distance 3 (relabel S,
+    # insert VP and .) beats (ROOT (S (NP) (VP) (.))) at 4; the row says so and is not skipped
+    assert [(r["fit"], r["target_parse"], r["skipped"]) for r in rows] == [
+        ("fit", "(ROOT (S (NP (PRP)) (VP (VBD)) (.)))", None),
+        ("nearest(ted=3)", "(ROOT (S (VP (VB)) (.)))", None),
+    ]
+    assert isinstance(rows[1]["output"], str) and near.counts["nearest_template"] == 1
 
 
 def test_cli_paraphrase_aligned_and_through_the_shard_runner(tiny_scpn_dir, tmp_path, capsys):
@@ -543,3 +601,37 @@ def test_dev_bleu_scores_generations_against_dev_targets():
         [["the cat sat on the mat", "a dog ran in the park today"]],
     )
     assert got == pytest.approx(want.score)
+
+
+def test_table7_job_with_the_real_paraphraser_fills_unfit_templates(
+    tiny_scpn_dir, compose_config, data_dir, tmp_path
+):
+    """A Table 7 job through :class:`SCPNParaphraser` and a tiny SCPN model: the index has no
+    parse for ``(ROOT (NP (NP) (.)))``, so ``no_fit=skip`` loses that template's candidates and
+    ``no_fit=nearest`` (the default) gives them the parse of the nearest template, counted."""
+    from paraamr.fewshot.run import run_job
+    from paraamr.tables.table7 import gather_rows
+    from paraamr.testing.tiny_bert import build_tiny_bert
+
+    bert = build_tiny_bert(tmp_path / "bert")
+    results = {}
+    for no_fit in ("skip", "nearest"):
+        cfg = compose_config(
+            "fewshot", "task=mrpc", "k=4", "augment=scpn", "seed=0", f"data_dir={data_dir}",
+            f"model.model_name_or_path={bert}", "trainer.max_epochs=1",
+            "logger.wandb.enabled=false", f"out_dir={tmp_path}/{no_fit}", "augment.lm=null",
+            f"augment.paraphraser.model={tiny_scpn_dir}", f"augment.paraphraser.no_fit={no_fit}",
+            "augment.paraphraser.batch_size=4",
+        )  # fmt: skip
+        results[no_fit] = run_job(cfg)["augment"]
+    skip, near = results["skip"], results["nearest"]
+    assert skip["stats"]["candidates"] == near["stats"]["candidates"] == 12  # 4 examples x 3
+    assert skip["stats"]["dropped_no_output"] == 4  # the NP template, once per example
+    assert skip["paraphraser_counts"]["skipped:no training parse fits the template"] == 4
+    assert near["paraphraser_counts"]["nearest_template"] == 4
+    assert near["stats"].get("dropped_no_output", 0) == 0
+    assert "no_fit=nearest" in near["paraphraser"] and "no_fit" not in skip["paraphraser"]
+    rows = gather_rows(
+        [json.loads((tmp_path / "nearest" / "results.json").read_text())]
+    )  # the table says how many candidates used a neighbouring template
+    assert rows[0]["augment_nearest_template"] == 4

@@ -84,6 +84,9 @@ class SCPNParaphraser:
         batch_size: sentences per generation batch.
         num_beams: beam size (``None``: the model's; the paper 4).
         device: torch device (``None``: the default).
+        no_fit: a template no training parse fits: ``skip`` (that candidate has no output) or
+            ``nearest`` (the parse of the nearest template; see
+            :mod:`paraamr.scpn.parse_generator`).
 
     Raises:
         ConfigError: on first use, when ``paraamr.scpn`` is not installed (the paraphrase
@@ -99,15 +102,20 @@ class SCPNParaphraser:
         batch_size: int = 16,
         num_beams: int | None = None,
         device: str | None = None,
+        no_fit: str = "skip",
     ) -> None:
         if not model:
             raise ConfigError("augment.paraphraser.model: the SCPN model directory is required")
         self.model, self.parse_generator = str(model), parse_generator
         self.batch_size, self.num_beams, self.device = batch_size, num_beams, device
+        self.no_fit = no_fit
         self._impl: Any = None
 
     def signature(self) -> str:
-        return f"scpn({self.model},pg={self.parse_generator},beam={self.num_beams or 'model'})"
+        nofit = "" if self.no_fit == "skip" else f",no_fit={self.no_fit}"
+        return (
+            f"scpn({self.model},pg={self.parse_generator}{nofit},beam={self.num_beams or 'model'})"
+        )
 
     def _load(self) -> Any:
         if self._impl is None:
@@ -128,8 +136,14 @@ class SCPNParaphraser:
                 batch_size=self.batch_size,
                 num_beams=self.num_beams,
                 device=self.device,
+                no_fit=self.no_fit,
             )
         return self._impl
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The paraphraser's counts so far (``nearest_template``, ``skipped:<reason>``, ...)."""
+        return dict(self._impl.counts) if self._impl is not None else {}
 
     def paraphrase(self, sentences: list[str], templates: list[str]) -> list[list[str | None]]:
         rows = self._load().paraphrase(list(sentences), list(templates))

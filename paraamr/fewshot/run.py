@@ -78,6 +78,7 @@ def build_training_set(cfg: DictConfig, train: list, out_dir: Path) -> tuple[lis
         "templates": list(aug.templates),
         "perplexity_filter": res.perplexity_filter,
         "stats": dict(res.stats),
+        "paraphraser_counts": dict(getattr(paraphraser, "counts", {})),
         "log": str(out_dir / "augment_log.jsonl"),
     }
     return res.examples, summary

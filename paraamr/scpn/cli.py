@@ -27,6 +27,9 @@ def add_paraphrase_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--input", default="-", help="one sentence per line (default: stdin)")
     p.add_argument("--parse-generator", default="retrieval",
                    help="retrieval (default) or a trained parse-generator dir")  # fmt: skip
+    p.add_argument("--no-fit", default="skip", choices=("skip", "nearest"),
+                   help="a template no training parse fits: skip it (default) or use the parse "
+                   "of the nearest template (counted)")  # fmt: skip
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--beams", type=int, default=None, help="beam size (default: the model's)")
     p.add_argument("--on-error", default="skip", choices=("raise", "skip"))
@@ -58,7 +61,7 @@ def run_paraphrase(a: argparse.Namespace) -> None:
     where = a.input if a.input != "-" else "<stdin>"
     lines = _read(a.input, skips)
     p = Paraphraser.load(a.model, a.parse_generator, batch_size=a.batch_size, num_beams=a.beams,
-                         device=a.device)  # fmt: skip
+                         device=a.device, no_fit=a.no_fit)  # fmt: skip
     if a.out:
         shard = Shard(a.shard, a.num_shards)
         rows = paraphrase_to_dir(p, lines, a.template, a.out, shard=shard,
@@ -81,6 +84,7 @@ def run_paraphrase(a: argparse.Namespace) -> None:
     print(
         f"paraphrased {sum(r['output'] is not None for r in rows)} of {len(rows)}; "
         f"skipped {skips.total} {dict(skips.counts)}; "
-        f"truncated {sum(bool(r['truncated']) for r in rows)}",
+        f"truncated {sum(bool(r['truncated']) for r in rows)}; "
+        f"nearest template {sum('nearest' in (r['fit'] or '') for r in rows)}",
         file=sys.stderr,
     )

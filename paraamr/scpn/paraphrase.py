@@ -72,9 +72,12 @@ class Paraphraser:
         batch_size: int = 16,
         num_beams: int | None = None,
         device: str | None = None,
+        no_fit: str = "skip",
     ) -> Paraphraser:
         """Load ``model_dir`` (training's ``best_model``) and its parse generator
-        (``retrieval``: the dir's ``parse_index.json``; or a parse-generator model dir)."""
+        (``retrieval``: the dir's ``parse_index.json``; or a parse-generator model dir).
+        ``no_fit``: what retrieval gives a template no training parse fits (``skip`` or
+        ``nearest``: a parse of the nearest template, :mod:`paraamr.scpn.parse_generator`)."""
         from paraamr.scpn.module import SCPNModule
         from paraamr.scpn.parse_generator import (
             PARSE_INDEX,
@@ -85,7 +88,7 @@ class Paraphraser:
         module = SCPNModule.load(model_dir)
         if device:
             module.to(device)
-        retrieval = RetrievalParseGenerator.load(Path(model_dir) / PARSE_INDEX)
+        retrieval = RetrievalParseGenerator.load(Path(model_dir) / PARSE_INDEX, no_fit)
         if parse_generator == "retrieval":
             gen: Any = retrieval
         else:
@@ -125,7 +128,10 @@ class Paraphraser:
         lines: Sequence[int] | None = None,
     ) -> list[dict[str, Any]]:
         """One row per (sentence, template), sentence-major: ``{"index", "source",
-        "template", "target_parse", "output", "truncated", "skipped"}``.
+        "template", "target_parse", "fit", "output", "truncated", "skipped"}``; ``fit`` says
+        where the target parse came from (``fit``: a training parse that fits the template;
+        ``nearest(ted=N)``: one of the nearest template; ``generated``: the seq2seq parse
+        generator; ``fallback:<fit or nearest>``: retrieval after an unusable generated parse).
 
         Args:
             sentences: the inputs.
@@ -145,7 +151,7 @@ class Paraphraser:
         lines = list(lines) if lines is not None else list(range(1, len(sentences) + 1))
         rows = [
             {"index": k * len(templates) + j, "source": s, "template": t, "target_parse": None,
-             "output": None, "truncated": False, "skipped": None}
+             "fit": None, "output": None, "truncated": False, "skipped": None}
             for k, s in enumerate(sentences) for j, t in enumerate(templates)
         ]  # fmt: skip
 
@@ -183,13 +189,16 @@ class Paraphraser:
 
     def _target_parses(self, rows: list[dict], sparse: dict[str, Any]) -> None:
         if self.generator.name == "seq2seq":
-            parses = self.generator.generate_many(
+            found = self.generator.generate_many_with_fit(
                 [r["template"] for r in rows], [sparse[r["source"]] for r in rows]
             )
         else:
-            parses = [self.generator.generate(r["template"]) for r in rows]
-        for r, p in zip(rows, parses, strict=True):
-            r["target_parse"] = p
+            found = [self.generator.generate_with_fit(r["template"]) for r in rows]
+        for r, (parse, how) in zip(rows, found, strict=True):
+            r["target_parse"], r["fit"] = parse, how
+        for r in rows:
+            if r["fit"] and "nearest" in r["fit"]:
+                self.counts["nearest_template"] += 1
 
     def _generate(self, rows: list[dict], sparse: dict[str, Any]) -> None:
         enc = self.module.encoder
@@ -219,15 +228,18 @@ def paraphrase(
     parse_generator: str = "retrieval",
     batch_size: int = 16,
     num_beams: int | None = None,
+    no_fit: str = "skip",
 ) -> list[str | None]:
     """Paraphrase ``sentences`` with the syntax of each template (``None`` where skipped).
 
     One output per sentence for one template; sentence-major (all templates of the first
-    sentence, then the second's) for several.
+    sentence, then the second's) for several. ``no_fit``: see :meth:`Paraphraser.load`.
     """
     sentences = [sentences] if isinstance(sentences, str) else list(sentences)
     templates = [templates] if isinstance(templates, str) else list(templates)
-    p = Paraphraser.load(model, parse_generator, batch_size=batch_size, num_beams=num_beams)
+    p = Paraphraser.load(
+        model, parse_generator, batch_size=batch_size, num_beams=num_beams, no_fit=no_fit
+    )
     return [r["output"] for r in p.paraphrase(sentences, templates)]
 
 

@@ -14,6 +14,12 @@ A tree fits a template when their roots carry the same label and, wherever the t
 children, the tree node has as many, each fitting in turn; a template leaf matches any subtree
 with its label.
 
+When no training parse fits, retrieval skips (``no_fit="skip"``, the default: ``None``) or takes
+the most frequent parse among those whose own template (top ``TEMPLATE_DEPTH`` levels) is
+*nearest* to the requested one by tree edit distance (``no_fit="nearest"``; unit costs, the
+template cut to the same depth). Every such substitution is counted (``counts``), so a run can
+report how many outputs follow a neighbouring template instead of the requested one.
+
 >>> g = RetrievalParseGenerator.from_parses(
 ...     ["(ROOT (S (NP (PRP)) (VP (VBD)) (.)))"] * 2 + ["(ROOT (S (VP (VB)) (.)))"])
 >>> g.generate("(ROOT (S (NP) (VP) (.)))")
@@ -22,6 +28,9 @@ with its label.
 '(ROOT (S (VP (VB)) (.)))'
 >>> g.generate("(ROOT (FRAG))") is None
 True
+>>> near = RetrievalParseGenerator(g.counts, no_fit="nearest")
+>>> near.generate("(ROOT (S (NP) (VP) (, ) (.)))"), dict(near.counts_no_fit)
+('(ROOT (S (NP (PRP)) (VP (VBD)) (.)))', {'nearest(ted=1)': 1})
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ __all__ = [
 
 PARSE_INDEX = "parse_index.json"
 TEMPLATE_DEPTH = 3
+NO_FIT = ("skip", "nearest")
 
 
 class TemplateError(TreeError):
@@ -105,18 +115,23 @@ class RetrievalParseGenerator:
     Args:
         counts: word-free full parse -> frequency among the training targets (insertion order
             breaks ties).
+        no_fit: what a template no training parse fits gets (``NO_FIT``, module docstring).
     """
 
     name = "retrieval"
 
-    def __init__(self, counts: Counter) -> None:
+    def __init__(self, counts: Counter, no_fit: str = "skip") -> None:
+        if no_fit not in NO_FIT:
+            raise ParaAMRError(f"no_fit must be one of {NO_FIT}, got {no_fit!r}")
         self.counts = Counter(counts)
+        self.no_fit = no_fit
+        self.counts_no_fit: Counter = Counter()
         self._ranked = [(read_tree(p), p) for p, _ in self.counts.most_common()]
-        self._memo: dict[str, str | None] = {}
+        self._memo: dict[str, tuple[str | None, str | None]] = {}
 
     @classmethod
-    def from_parses(cls, parses: Iterable[str]) -> RetrievalParseGenerator:
-        return cls(Counter(parses))
+    def from_parses(cls, parses: Iterable[str], no_fit: str = "skip") -> RetrievalParseGenerator:
+        return cls(Counter(parses), no_fit)
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[TrainPair]) -> RetrievalParseGenerator:
@@ -124,23 +139,58 @@ class RetrievalParseGenerator:
         return cls.from_parses(p.target_parse for p in pairs if p.target_parse)
 
     def generate(self, template: str, source_parse: str | None = None) -> str | None:
-        """The full parse for ``template`` (``None`` when no training parse fits it)."""
+        """The full parse for ``template`` (``None`` when no training parse fits it and
+        ``no_fit="skip"``)."""
+        return self.generate_with_fit(template)[0]
+
+    def generate_with_fit(self, template: str) -> tuple[str | None, str | None]:
+        """``(parse, how)``: ``how`` is ``"fit"``, ``"nearest(ted=N)"`` (a parse of the nearest
+        template, counted in ``counts_no_fit``) or ``None`` (nothing found).
+
+        >>> g = RetrievalParseGenerator.from_parses(["(ROOT (S (VP (VB)) (.)))"], "nearest")
+        >>> g.generate_with_fit("(ROOT (S (VP) (.)))"), g.generate_with_fit("(ROOT (NP (.)))")
+        (('(ROOT (S (VP (VB)) (.)))', 'fit'), ('(ROOT (S (VP (VB)) (.)))', 'nearest(ted=2)'))
+        """
         key = linearize_tree(parse_template(template))
         if key not in self._memo:
             tpl = read_tree(key)
-            self._memo[key] = next((p for t, p in self._ranked if fits(t, tpl)), None)
-        return self._memo[key]
+            fit = next((p for t, p in self._ranked if fits(t, tpl)), None)
+            if fit is not None:
+                self._memo[key] = (fit, "fit")
+            else:
+                self._memo[key] = (None, None) if self.no_fit == "skip" else self._nearest(tpl)
+        parse, how = self._memo[key]
+        if how and how != "fit":
+            self.counts_no_fit[how] += 1
+        return parse, how
+
+    def _nearest(self, template: Tree) -> tuple[str | None, str | None]:
+        """The most frequent parse among those whose template is nearest to ``template``."""
+        from paraamr.metrics.ted import zss_distance
+
+        target = read_tree(template_of(template, TEMPLATE_DEPTH))
+        best: tuple[int, str] | None = None
+        seen: dict[str, int] = {}
+        for tree, parse in self._ranked:  # most frequent first: the first at a distance wins
+            key = template_of(tree, TEMPLATE_DEPTH)
+            if key not in seen:
+                seen[key] = zss_distance(read_tree(key), target)
+            if best is None or seen[key] < best[0]:
+                best = (seen[key], parse)
+        if best is None:
+            return None, None
+        return best[1], f"nearest(ted={best[0]})"
 
     def save(self, path: str | os.PathLike) -> None:
         data = {"generator": "retrieval", "parses": list(self.counts.items())}
         Path(path).write_text(json.dumps(data), encoding="utf-8")
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> RetrievalParseGenerator:
+    def load(cls, path: str | os.PathLike, no_fit: str = "skip") -> RetrievalParseGenerator:
         if not Path(path).exists():
             raise ParaAMRError(f"no parse index at {path} (written by training: {PARSE_INDEX})")
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        return cls(Counter(dict(data["parses"])))
+        return cls(Counter(dict(data["parses"])), no_fit)
 
 
 def parse_generator_pairs(
@@ -183,11 +233,18 @@ class Seq2seqParseGenerator:
         self, templates: Sequence[str], source_parses: Sequence[str]
     ) -> list[str | None]:
         """One full parse per (template, source parse)."""
+        return [p for p, _ in self.generate_many_with_fit(templates, source_parses)]
+
+    def generate_many_with_fit(
+        self, templates: Sequence[str], source_parses: Sequence[str]
+    ) -> list[tuple[str | None, str | None]]:
+        """``(parse, how)`` per (template, source parse), in one batched generation: ``how`` is
+        ``generated``, or ``fallback:<how>`` with retrieval's ``how`` (``None`` if nothing)."""
         fmt = self.module.fmt
         segs = [fmt.segments("", sp, linearize_tree(parse_template(t))) for t, sp in zip(
             templates, source_parses, strict=True)]  # fmt: skip
         outs = self.module.generate_texts(segs)
-        result: list[str | None] = []
+        result: list[tuple[str | None, str | None]] = []
         for t, out in zip(templates, outs, strict=True):
             try:
                 tree = read_tree(out)
@@ -196,10 +253,11 @@ class Seq2seqParseGenerator:
                 ok = False
             if ok:
                 self.counts["generated"] += 1
-                result.append(linearize_tree(tree))
+                result.append((linearize_tree(tree), "generated"))
                 continue
             self.counts["fallback_retrieval"] += 1
-            result.append(self.fallback.generate(t) if self.fallback else None)
+            parse, how = self.fallback.generate_with_fit(t) if self.fallback else (None, None)
+            result.append((parse, f"fallback:{how}" if how else None))
         return result
 
     def generate(self, template: str, source_parse: str | None = None) -> str | None:

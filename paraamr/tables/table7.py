@@ -91,6 +91,9 @@ def gather_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
             row["augment_kept"] = sum(s.get("kept", 0) for s in aug_stats)
             row["augment_candidates"] = sum(s.get("candidates", 0) for s in aug_stats)
             row["perplexity_filter"] = rs[0]["augment"].get("perplexity_filter")
+            row["augment_nearest_template"] = sum(
+                r["augment"].get("paraphraser_counts", {}).get("nearest_template", 0) for r in rs
+            )
         rows.append(row)
     by_setting = {row["setting"]: groups[row["setting"]] for row in rows}
     for row in rows:
@@ -154,6 +157,12 @@ def table7_layout(note: str) -> Layout:
                 [
                     f"augmentation kept {r['augment_kept']}/{r['augment_candidates']} candidates "
                     f"over all seeds; perplexity filter {r.get('perplexity_filter')}"
+                    + (
+                        f"; {r['augment_nearest_template']} candidates got the parse of the "
+                        "nearest template (no training parse fits theirs)"
+                        if r.get("augment_nearest_template")
+                        else ""
+                    )
                 ]
                 if "augment_kept" in r
                 else []
