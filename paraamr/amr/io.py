@@ -12,7 +12,7 @@ which penman would silently drop). Graphs are decoded with penman's AMR model.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -189,16 +189,21 @@ def _decode_block(block: list[str], graph_offset: int, name: str, block_line: in
     return g
 
 
-def _graph_end(block: list[str], first: int) -> tuple[int, int] | None:
-    """(line offset, column) just after the parenthesis that closes the first graph."""
-    depth = 0
-    in_string = False
-    for j in range(first, len(block)):
-        text = block[j]
-        if not in_string and text.lstrip().startswith("#"):
+def penman_chars(lines: Iterable[str]) -> Iterator[tuple[int, int, str, int, bool]]:
+    """``(line index, column, char, depth, in_string)`` for every character of PENMAN text,
+    line ends as ``"\\n"``; ``depth`` (parenthesis nesting) and ``in_string`` (inside a quoted
+    constant, backslash escapes honoured) are the states *after* the character. Comment lines
+    (``#`` first, outside every tree and string) are skipped. The one bracket scanner of the
+    project: :func:`_graph_end` here and :func:`paraamr.builder.graphs.count_trees` use it.
+
+    >>> [(c, d) for _, _, c, d, s in penman_chars(['(a / "x)")']) if c in "()" and not s]
+    [('(', 1), (')', 0)]
+    """
+    depth, in_string, escaped = 0, False, False
+    for j, line in enumerate(lines):
+        if depth == 0 and not in_string and line.lstrip().startswith("#"):
             continue
-        escaped = False
-        for col, ch in enumerate(text):
+        for col, ch in enumerate(line + "\n"):
             if in_string:
                 if escaped:
                     escaped = False
@@ -212,8 +217,14 @@ def _graph_end(block: list[str], first: int) -> tuple[int, int] | None:
                 depth += 1
             elif ch == ")":
                 depth -= 1
-                if depth <= 0:
-                    return j, col + 1
+            yield j, col, ch, depth, in_string
+
+
+def _graph_end(block: list[str], first: int) -> tuple[int, int] | None:
+    """(line offset, column) just after the parenthesis that closes the first graph."""
+    for j, col, ch, depth, in_string in penman_chars(block[first:]):
+        if ch == ")" and not in_string and depth <= 0:
+            return first + j, col + 1
     return None
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import penman
 from penman.models.amr import model as amr_model
 
+from paraamr.amr.io import penman_chars
 from paraamr.errors import AMRError
 
 __all__ = ["decode_amr", "count_trees"]
@@ -32,30 +33,15 @@ def count_trees(text: str) -> int:
     >>> count_trees("# ::snt Hi.\\n(h / hi) (x / there)")
     2
     """
-    depth, trees, in_string, escaped = 0, 0, False, False
+    trees, depth, in_string = 0, 0, False
     outside: list[str] = []
-    for line in text.splitlines():
-        if depth == 0 and not in_string and line.lstrip().startswith("#"):
-            continue
-        for ch in line + "\n":
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch == "(":
-                trees += depth == 0
-                depth += 1
-            elif ch == ")":
-                depth -= 1
-                if depth < 0:
-                    raise AMRError("unbalanced parentheses: ')' without '('")
-            if depth == 0 and ch != ")" and ch != "(":
-                outside.append(ch)
+    for _, _, ch, depth, in_string in penman_chars(text.splitlines()):
+        if ch == "(" and not in_string:
+            trees += depth == 1
+        elif ch == ")" and not in_string and depth < 0:
+            raise AMRError("unbalanced parentheses: ')' without '('")
+        if depth == 0 and ch != ")" and ch != "(":
+            outside.append(ch)
     stray = " ".join("".join(outside).split())
     if depth > 0 or in_string:
         raise AMRError("unbalanced parentheses: the graph is not closed")
