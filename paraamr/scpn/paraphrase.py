@@ -13,10 +13,11 @@ beam search, and put back in input order. Many sentences x templates go through 
 shard runner (:func:`paraphrase_to_dir`, :mod:`paraamr.shards`).
 
 Bad input: a malformed template raises :class:`~paraamr.scpn.parse_generator.TemplateError`
-before anything runs; an empty or unparsable sentence, or a template no training parse fits, is
-a counted skip (``on_error="skip"``, the row's ``output`` is ``None`` with a ``skipped`` reason)
-or an error naming the line (``on_error="raise"``); inputs cut to the length budgets are
-counted (``truncated``) and flagged per row.
+before anything runs; an empty or unparsable sentence, or a template no training parse fits
+(unless ``no_fit="nearest"`` gives it the nearest template's parse, flagged in the row's
+``fit``), is a counted skip (``on_error="skip"``, the row's ``output`` is ``None`` with a
+``skipped`` reason) or an error naming the line (``on_error="raise"``); inputs cut to the
+length budgets are counted (``truncated``) and flagged per row.
 """
 
 from __future__ import annotations
