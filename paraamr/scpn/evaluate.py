@@ -21,6 +21,17 @@ The target parse is the reference paraphrase's parse (the usual protocol). Per t
 Files under ``out_dir/<test set>/``: ``source.txt``, ``reference.txt``, ``target_parse.txt``
 (word-free), ``predictions.txt`` (one output per line, aligned), ``metrics.json`` — anyone can
 recompute BLEU with ``sacrebleu reference.txt < predictions.txt``.
+
+**Parse control** (``control=True``): does the output follow the parse it is *given*? Each
+source is generated a second time with another pair's target parse (pair ``i`` gets the parse
+of pair ``(i + n // 2) mod n``: :func:`swapped_order`), and the TED-3 of that output is taken to
+the parse it was given and to its own reference parse: ``control_ted3_given`` /
+``control_ted3_own`` and ``control_gain`` = own − given. A model that ignores its parse input
+writes the same output both times, closer to its own reference's parse (the reference
+paraphrases the source): gain below zero, as for copying the source; a model that follows the
+parse moves towards the given one: a higher gain. Unlike comparing with a separately trained
+no-parse model, this holds the model fixed and changes only the parse. Files:
+``target_parse_swapped.txt``, ``predictions_swapped.txt``.
 """
 
 from __future__ import annotations
@@ -43,6 +54,8 @@ __all__ = [
     "evaluate_model",
     "copy_source",
     "model_generator",
+    "swapped_order",
+    "control_scores",
 ]
 
 log = logging.getLogger(__name__)
@@ -158,6 +171,46 @@ def evaluate_outputs(
     }
 
 
+def swapped_order(n: int) -> list[int]:
+    """Whose target parse each pair gets in the control run: ``(i + n // 2) % n`` (no pair
+    keeps its own when ``n > 1``; deterministic, so runs compare).
+
+    >>> swapped_order(5), swapped_order(1)
+    ([2, 3, 4, 0, 1], [0])
+    """
+    return [(i + n // 2) % n for i in range(n)]
+
+
+def control_scores(
+    outputs: Sequence[str], given: Sequence[Any], own: Sequence[Any], *, parser: Any
+) -> dict[str, Any]:
+    """TED-3 of each control output to the parse it was given and to its own reference parse
+    (trees), means over the outputs that parse, and ``control_gain`` = own − given."""
+    import numpy as np
+
+    from paraamr.metrics.ted import ted_batch
+    from paraamr.parsers.base import parse_unique
+
+    parsed = parse_unique([o for o in outputs if o.strip()], parser)
+    pairs_given, pairs_own = [], []
+    for o, g, w in zip(outputs, given, own, strict=True):
+        po = parsed.get(o)
+        if po is None or isinstance(po, Exception):
+            continue
+        pairs_given.append((po.tree, g))
+        pairs_own.append((po.tree, w))
+    if not pairs_given:
+        return {"control_n": 0}
+    t_given = [t[0] for t in ted_batch(pairs_given)]
+    t_own = [t[0] for t in ted_batch(pairs_own)]
+    return {
+        "control_n": len(t_given),
+        "control_ted3_given": float(np.mean(t_given)),
+        "control_ted3_own": float(np.mean(t_own)),
+        "control_gain": float(np.mean(t_own) - np.mean(t_given)),
+    }
+
+
 def copy_source(
     sources: Sequence[str], target_parses: Sequence[str], source_parses: Sequence[str | None]
 ) -> list[str]:
@@ -175,6 +228,7 @@ def evaluate_model(
     needs_source_parse: bool = False,
     signature: str = "",
     samples: int = 20,
+    control: bool = False,
 ) -> dict[str, Any]:
     """Parse the references (target parses), generate, score, write the aligned files.
 
@@ -186,6 +240,8 @@ def evaluate_model(
         needs_source_parse: parse the sources too (AESOP-style inputs).
         signature: written into ``metrics.json``.
         samples: rows kept for the W&B table (``metrics.json`` ``samples``).
+        control: also generate with swapped target parses and score parse control (module
+            docstring).
 
     Pairs whose reference (or needed source) cannot be parsed are dropped and counted
     (``dropped_unparsed``); the files hold the pairs that were scored.
@@ -222,6 +278,15 @@ def evaluate_model(
     _write_lines(out / "reference.txt", references)
     _write_lines(out / "target_parse.txt", tparses)
     _write_lines(out / "predictions.txt", outputs)
+    if control:
+        order = swapped_order(len(sources))
+        swapped = [tparses[j] for j in order]
+        outs = [" ".join(o.split()) for o in generate(sources, swapped, sparses)]
+        given = [refs[references[j]].tree for j in order]
+        own = [refs[r].tree for r in references]
+        metrics.update(control_scores(outs, given, own, parser=parser))
+        _write_lines(out / "target_parse_swapped.txt", swapped)
+        _write_lines(out / "predictions_swapped.txt", outs)
     parsed = parse_unique(outputs[:samples], parser)
     rows = []
     for s, tp, o, r in list(zip(sources, tparses, outputs, references, strict=True))[:samples]:

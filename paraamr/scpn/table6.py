@@ -29,11 +29,21 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from paraamr.errors import ConfigError
+
 __all__ = ["run_job", "gather_rows", "load_scores", "render", "METRICS", "signature"]
 
 log = logging.getLogger(__name__)
 
-METRICS = ("bleu", "ted3", "tedf", "template_match", "similarity", "one_minus_bleu_src")
+METRICS = (
+    "bleu",
+    "ted3",
+    "tedf",
+    "template_match",
+    "similarity",
+    "one_minus_bleu_src",
+    "control_gain",
+)
 SCORES = "scores.json"
 
 
@@ -64,8 +74,18 @@ def signature(cfg: DictConfig, model: str, fmt: str, parser: str, steps: int | N
     return "|".join(parts)
 
 
+def _trained(out: Path) -> dict[str, Any]:
+    """``eval_only``: the training result already in ``out`` (its ``train_result.json``)."""
+    path = out / "train_result.json"
+    if not path.exists():
+        raise ConfigError(f"eval_only=true: {path} not found (train this job first)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def run_job(cfg: DictConfig) -> dict[str, Any]:
-    """Train (unless ``corpus == none``) and evaluate; returns and writes ``scores.json``."""
+    """Train (unless ``corpus == none``, or ``eval_only``: the model ``out_dir`` already holds)
+    and evaluate; returns and writes ``scores.json`` (``eval_only`` replaces the test sets it
+    evaluates and keeps the others)."""
     from hydra.utils import instantiate
 
     from paraamr.metrics.semantic import load_encoder
@@ -85,7 +105,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         from paraamr.scpn.module import SCPNModule
         from paraamr.scpn.train import train
 
-        train_result = train(cfg)
+        train_result = _trained(out) if cfg.get("eval_only") else train(cfg)
         if not train_result["best_model"]:
             return train_result
         module = SCPNModule.load(train_result["best_model"])
@@ -98,8 +118,12 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         pairs = load_test_set(name, cfg.get("data_dir"), cfg.eval.limit)
         tests[name] = evaluate_model(gen, pairs, out / "eval" / name, parser=parser,
                                      encoder=encoder, needs_source_parse=needs, signature=sig,
-                                     samples=cfg.eval.samples)  # fmt: skip
+                                     samples=cfg.eval.samples,
+                                     control=bool(cfg.eval.get("control", False)))  # fmt: skip
         log.info("%s %s: BLEU %.2f", cfg.corpus, name, tests[name]["bleu"])
+    scores = {k: {m: v for m, v in t.items() if m != "samples"} for k, t in tests.items()}
+    if cfg.get("eval_only") and (out / SCORES).exists():  # keep the test sets not re-evaluated
+        scores = {**json.loads((out / SCORES).read_text(encoding="utf-8"))["tests"], **scores}
     result = {
         "corpus": "copy source" if copy else str(cfg.corpus),
         "input_format": "none" if copy else str(cfg.model.input_format),
@@ -108,7 +132,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         "note": STAND_IN_NOTE,
         "train": {k: v for k, v in train_result.items() if k != "pair_stats"},
         "pair_stats": train_result.get("pair_stats", {}),
-        "tests": {k: {m: v for m, v in t.items() if m != "samples"} for k, t in tests.items()},
+        "tests": scores,
     }
     (out / SCORES).parent.mkdir(parents=True, exist_ok=True)
     (out / SCORES).write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
@@ -121,7 +145,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
             cols = ["source", "target_parse", "output", "reference", "ted3"]
             log_table(run, f"samples/{name}", cols, [[s[c] for c in cols] for s in t["samples"]])
             if run is not None:
-                run.log({f"{name}/{m}": t[m] for m in METRICS})
+                run.log({f"{name}/{m}": t[m] for m in METRICS if m in t})
     return result
 
 
@@ -184,10 +208,13 @@ def render(
     head = ["row", "seeds"] + [f"BLEU {t}" for t in tests]
     head += [f"{m} {t}" for t in tests for m in ("TED-3", "TED-F", "match", "sim", "1-BLEU src")]
     names = ("ted3", "tedf", "template_match", "similarity", "one_minus_bleu_src")
+    controlled = [t for t in tests if any("control_gain" in r.get(t, {}) for r in rows)]
+    head += [f"control gain {t}" for t in controlled]
     lines = []
     for r in rows:
         cells = [r["row"], str(r["n_seeds"])] + [_fmt(r.get(t, {}).get("bleu")) for t in tests]
         cells += [_fmt(r.get(t, {}).get(m), 2) for t in tests for m in names]
+        cells += [_fmt(r.get(t, {}).get("control_gain"), 2) for t in controlled]
         lines.append(cells)
     paper = [[f"paper: {k}", "5"] + [f"{v:.2f}" for v in vals] + ["–"] * (len(head) - 5)
              for k, vals in PAPER_TABLE6.items()]  # fmt: skip
