@@ -383,6 +383,8 @@ def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
                      name="table6")  # fmt: skip
     again = run_job(cfg)["tests"]
     assert again["pan"] == before["pan"] and again["quora"]["bleu"] == before["quora"]["bleu"]
+    sig = json.loads((runs / "tiny0" / "scores.json").read_text())["signature"]
+    assert "|test:quora,pan:first6|" in sig and "|control:swapped" in sig  # what the file holds
     assert "control_n" in again["quora"]  # the scores themselves: the test above
     d = runs / "tiny0" / "eval" / "quora"
     assert len((d / "predictions_swapped.txt").read_text().splitlines()) == len(refs_q := (

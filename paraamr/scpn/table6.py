@@ -47,12 +47,21 @@ METRICS = (
 SCORES = "scores.json"
 
 
-def signature(cfg: DictConfig, model: str, fmt: str, parser: str, steps: int | None) -> str:
-    """How the row was made: model, format, parser, corpus, budget, test sets, versions."""
+def signature(
+    cfg: DictConfig,
+    model: str,
+    fmt: str,
+    parser: str,
+    steps: int | None,
+    test_sets: Iterable[str] | None = None,
+) -> str:
+    """How the row was made: model, format, parser, corpus, budget, test sets (default
+    ``cfg.eval.test_sets``), versions; ``control:`` when the parse-control run was made."""
     from paraamr.signature import package_versions
 
     v = package_versions()
     ev = cfg.eval
+    tests = list(test_sets) if test_sets is not None else list(ev.test_sets)
     parts = [
         f"paraamr:{v['paraamr']}",
         f"scpn:model:{model}",
@@ -62,15 +71,15 @@ def signature(cfg: DictConfig, model: str, fmt: str, parser: str, steps: int | N
         f"seed:{cfg.seed}",
         f"steps:{steps}",
         f"beams:{cfg.model.num_beams}",
-        f"test:{','.join(ev.test_sets)}:first{ev.limit}"
-        if ev.limit
-        else f"test:{','.join(ev.test_sets)}",
+        f"test:{','.join(tests)}:first{ev.limit}" if ev.limit else f"test:{','.join(tests)}",
         "bleu:sacrebleu-corpus,tok:13a",
         f"sim:cos({ev.similarity})",
         "ted:paraamr,d3:3,target=reference-parse",
         "versions:"
         + ",".join(f"{k}-{v[k]}" for k in ("torch", "transformers", "sacrebleu", "spacy")),
     ]
+    if ev.get("control"):
+        parts.insert(-1, "control:swapped-target-parse(i+n//2)")
     return "|".join(parts)
 
 
@@ -124,6 +133,8 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
     scores = {k: {m: v for m, v in t.items() if m != "samples"} for k, t in tests.items()}
     if cfg.get("eval_only") and (out / SCORES).exists():  # keep the test sets not re-evaluated
         scores = {**json.loads((out / SCORES).read_text(encoding="utf-8"))["tests"], **scores}
+        sig = signature(cfg, model_name, fmt, parser.signature(), train_result.get("steps"),
+                        scores)  # fmt: skip
     result = {
         "corpus": "copy source" if copy else str(cfg.corpus),
         "input_format": "none" if copy else str(cfg.model.input_format),
