@@ -84,9 +84,10 @@ class SCPNParaphraser:
         batch_size: sentences per generation batch.
         num_beams: beam size (``None``: the model's; the paper 4).
         device: torch device (``None``: the default).
-        no_fit: a template no training parse fits: ``skip`` (that candidate has no output) or
-            ``nearest`` (the parse of the nearest template; see
-            :mod:`paraamr.scpn.parse_generator`).
+        no_fit: a template no training parse fits: ``nearest`` (default: the parse of the
+            nearest template, counted, so every example gets one candidate per template as with
+            the paper's trained parse generator; see :mod:`paraamr.scpn.parse_generator`) or
+            ``skip`` (that candidate has no output).
 
     Raises:
         ConfigError: on first use, when ``paraamr.scpn`` is not installed (the paraphrase
@@ -102,7 +103,7 @@ class SCPNParaphraser:
         batch_size: int = 16,
         num_beams: int | None = None,
         device: str | None = None,
-        no_fit: str = "skip",
+        no_fit: str = "nearest",
     ) -> None:
         if not model:
             raise ConfigError("augment.paraphraser.model: the SCPN model directory is required")
