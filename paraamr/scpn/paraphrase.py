@@ -197,8 +197,7 @@ class Paraphraser:
             found = [self.generator.generate_with_fit(r["template"]) for r in rows]
         for r, (parse, how) in zip(rows, found, strict=True):
             r["target_parse"], r["fit"] = parse, how
-        for r in rows:
-            if r["fit"] and "nearest" in r["fit"]:
+            if how and "nearest" in how:
                 self.counts["nearest_template"] += 1
 
     def _generate(self, rows: list[dict], sparse: dict[str, Any]) -> None:

@@ -17,8 +17,8 @@ with its label.
 When no training parse fits, retrieval skips (``no_fit="skip"``, the default: ``None``) or takes
 the most frequent parse among those whose own template (top ``TEMPLATE_DEPTH`` levels) is
 *nearest* to the requested one by tree edit distance (``no_fit="nearest"``; unit costs, the
-template cut to the same depth). Every such substitution is counted (``counts``), so a run can
-report how many outputs follow a neighbouring template instead of the requested one.
+template cut to the same depth). Every such substitution is counted (``counts_no_fit``), so a
+run can report how many outputs follow a neighbouring template instead of the requested one.
 
 >>> g = RetrievalParseGenerator.from_parses(
 ...     ["(ROOT (S (NP (PRP)) (VP (VBD)) (.)))"] * 2 + ["(ROOT (S (VP (VB)) (.)))"])
