@@ -135,8 +135,16 @@ table6: setup ## Table 6 offline analogue: SCPN (SmolLM2) per corpus x seed + co
 	$(PY) experiments/table6.py train_corpus=$(T6_NOPARSE) model.input_format=noparse seed=0 $(ARGS)
 	$(PY) analysis/make_table6.py --runs results/table6/runs --out results/table6
 
-bench-scpn: setup ## SCPN training / generation sentences/s (batched vs one per call, beam 4): bart-base (random) vs SmolLM2
-	$(PY) benchmarks/bench_scpn.py --out results/bench/scpn.json
+bench-scpn: setup ## SCPN recipe: s/step fp32 / bf16 / frozen / bf16+frozen side by side, generation sentences/s
+	$(PY) benchmarks/bench_scpn.py --out results/bench/scpn.json $(ARGS)
+
+QUORA_VALID := .cache/data/qqppos-quora-valid.tsv
+quora-valid: $(QUORA_VALID) ## QQP-Pos validation pairs as a source<TAB>paraphrase TSV (train_corpus=quora_valid)
+$(QUORA_VALID):
+	@mkdir -p $(dir $@)
+	paste $(TOP_DATA)/paraphrase/qqppos-paranmt-small/quora/valid_src.txt \
+		$(TOP_DATA)/paraphrase/qqppos-paranmt-small/quora/valid_trg.txt > $@
+.PHONY: quora-valid
 
 # Table 7 (few-shot GLUE with paraphrase augmentation): one job per task x k x augmentation x seed.
 # Paraphrase rows need a trained syntax-controlled paraphraser (Table 6, paraamr.scpn), one per

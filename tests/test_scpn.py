@@ -130,14 +130,22 @@ def test_each_sentence_parsed_once_cached_and_failures_counted(tmp_path):
     cache = ParseCache(tmp_path / "c.jsonl", "fake")
     out = attach_parses(pairs, parser, cache=cache, stats=stats)
     assert sorted(parser.seen) == ["a", "b", "bad"]
-    assert out == [TrainPair("a", "a", "(ROOT (NP (NN)))", "(ROOT (NP (NN)))"),
-                   TrainPair("a", "b", "(ROOT (NP (NN)))", "(ROOT (NP (NN)))")]  # fmt: skip
+    np_nn = "(ROOT (NP (NN)))"
+    assert out == [TrainPair("a", "a", np_nn, np_nn, "(ROOT (NP (NN a)))"),
+                   TrainPair("a", "b", np_nn, np_nn, "(ROOT (NP (NN b)))")]  # fmt: skip
     assert stats["dropped_source_unparsed"] == 1 and stats["dropped_target_unparsed"] == 1
     parser2 = _CountingParser()  # a new run reads the cache file: nothing parsed again
     assert attach_parses(pairs, parser2, cache=ParseCache(tmp_path / "c.jsonl", "fake")) == out
     assert parser2.seen == []
     with pytest.raises(ConfigError, match="parse_cache"):
         ParseCache(tmp_path / "c.jsonl", "other-parser")
+    # a cache of word-free parses only (written before trees with words were kept): its
+    # sentences are parsed again, so template infilling gets its answers
+    old = tmp_path / "old.jsonl"
+    old.write_text('{"parser": "fake"}\n{"text": "a", "parse": "(ROOT (NP (NN)))"}\n')
+    parser3 = _CountingParser()
+    again = attach_parses(pairs[:1], parser3, cache=ParseCache(old, "fake"))
+    assert parser3.seen == ["a"] and again[0].target_tree == "(ROOT (NP (NN a)))"
 
 
 # loss -----------------------------------------------------------------------------------------
@@ -253,6 +261,8 @@ def _train_cfg(compose_config, out, model_path, corpus, *extra, name="scpn"):
         name,
         f"out_dir={out}",
         f"model.model_name_or_path={model_path}",
+        "model.freeze_layers=1",  # the tiny model has 2 blocks
+        "model.max_target_length=40",  # its 128 positions hold prompt + tree answer
         f"data.path={corpus}",
         "data.format=pairs",
         "data.dev_sources=3",

@@ -12,18 +12,25 @@ parse out. Targets are cut to ``max_target_length``. Every cut is counted in
 - decoder-only: ``prompt = segments + " <para>"``, ``input_ids = prompt + target + eos``,
   ``labels`` = -100 on the prompt and the padding, so the loss is on the target only.
   Prompts for generation are left-padded.
+
+The target is the paraphrase (``output_format="plain"``) or, for template infilling
+(``"tree"``, :mod:`paraamr.scpn.infill`), the target's parse cut at the template's depth with
+the words in its leaves; each training pair then gets one depth of ``train_depths``, chosen
+from a hash of the pair (the same in every run), for its template and its answer alike.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
 from torch.utils.data import DataLoader
 
-from paraamr.errors import ParaAMRError
+from paraamr.errors import ConfigError, ParaAMRError
 from paraamr.scpn.formats import InputFormat
 from paraamr.scpn.pairs import TrainPair
 from paraamr.training.data import ListDataset, ResumableDataModule
@@ -45,6 +52,10 @@ class Encoder:
         max_total_length: the model's input limit (position embeddings); a longer input is cut
             at the end of its segments (counted as ``total``), the special tokens and the
             answer prefix kept. For decoder-only models it leaves room for the target.
+        output_format: ``plain`` (the paraphrase) or ``tree`` (template infilling; with
+            ``noparse`` the model writes a tree of its own choosing: the no-template twin).
+        train_depths: template depths of training pairs in ``tree`` mode (``None``: the
+            format's target depth).
     """
 
     def __init__(
@@ -56,7 +67,20 @@ class Encoder:
         max_target_length: int = 60,
         max_syntax_length: int = 200,
         max_total_length: int | None = None,
+        output_format: str = "plain",
+        train_depths: Sequence[int] | None = None,
     ) -> None:
+        from paraamr.scpn.infill import OUTPUT_FORMATS
+
+        if output_format not in OUTPUT_FORMATS:
+            raise ConfigError(
+                f"model.output_format must be one of {OUTPUT_FORMATS}, got {output_format!r}"
+            )
+        self.output_format = output_format
+        depths = list(train_depths) if train_depths else [fmt.target_depth]
+        if any(d is not None and int(d) < 1 for d in depths):
+            raise ConfigError(f"model.train_template_depths must be >= 1, got {depths}")
+        self.train_depths = depths
         self.tokenizer = tokenizer
         self.max_total_length = max_total_length
         self.fmt = fmt
@@ -116,8 +140,36 @@ class Encoder:
             ids = ids[: self.max_target_length]
         return ids + [self.tokenizer.eos_token_id]
 
+    def depth(self, p: TrainPair) -> int | None:
+        """The template depth of a training pair (``tree`` mode; else the format's)."""
+        if self.output_format != "tree" or len(self.train_depths) == 1:
+            return self.train_depths[0] if self.output_format == "tree" else self.fmt.target_depth
+        key = zlib.crc32(f"{p.source}\t{p.target}".encode())
+        return self.train_depths[key % len(self.train_depths)]
+
     def segments(self, p: TrainPair) -> tuple[tuple[str, str], ...]:
-        return self.fmt.segments(p.source, p.source_parse, p.target_parse)
+        fmt = self.fmt
+        if self.output_format == "tree":
+            fmt = replace(fmt, target_depth=self.depth(p))
+        return fmt.segments(p.source, p.source_parse, p.target_parse)
+
+    def answer(self, p: TrainPair) -> str:
+        """The training answer: the target, or its tree with words cut at the pair's depth.
+
+        Raises:
+            ParaAMRError: ``tree`` mode and the pair has no target tree with words.
+        """
+        if self.output_format == "plain":
+            return p.target
+        if not p.target_tree:
+            raise ParaAMRError(
+                f"template infilling needs the target's parse with words (target_tree) for "
+                f"{p.target[:60]!r}: pairs from an old parse cache or read_pairs files without it "
+                f"must be parsed again"
+            )
+        from paraamr.scpn.infill import infill
+
+        return infill(p.target_tree, self.depth(p))
 
     def pad(self, rows: list[list[int]], left: bool) -> tuple[torch.Tensor, torch.Tensor]:
         """``(ids, attention_mask)`` padded with the tokenizer's pad id."""
@@ -142,7 +194,7 @@ class Encoder:
     def batch(self, pairs: Sequence[TrainPair]) -> dict[str, torch.Tensor]:
         """A training batch with ``labels``."""
         inputs = [self.input_ids(self.segments(p)) for p in pairs]
-        targets = [self.target_ids(p.target) for p in pairs]
+        targets = [self.target_ids(self.answer(p)) for p in pairs]
         if self.arch == "seq2seq":
             ids, mask = self.pad(inputs, left=False)
             lab, lab_mask = self.pad(targets, left=False)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from paraamr.errors import ConfigError, DataNotFoundError
 from paraamr.scpn.data import ANSWER_PREFIX, Encoder
 from paraamr.scpn.formats import get_format
 from paraamr.scpn.lms import load_lm
+from paraamr.training.recipe import freeze_lower_layers
 
 __all__ = ["SCPNModule", "SCPN_CONFIG", "DevBleu"]
 
@@ -49,6 +52,19 @@ class SCPNModule(pl.LightningModule):
         max_source_length, max_target_length, max_syntax_length: paper 60 / 60 / 200 tokens.
         num_beams: beam size at generation (paper 4).
         max_new_tokens: generation limit (``None``: ``max_target_length``).
+        output_format: ``plain`` (the model writes the paraphrase; the paper) or ``tree``
+            (template infilling, :mod:`paraamr.scpn.infill`: the model writes the target tree cut
+            at the template's depth with the words in its leaves; the paraphrase is its words).
+        template_depth: ``tree`` mode: the depth full target parses are cut to at generation
+            (a shallower user template is used as it is).
+        train_template_depths: ``tree`` mode: template depths drawn per training pair
+            (``None``: ``[template_depth]``), so that depth-3 and deeper templates both work.
+        freeze_layers: freeze the embeddings and the lowest N blocks
+            (:func:`paraamr.training.recipe.freeze_lower_layers`; ``None``: train everything).
+
+    After each :meth:`generate_texts` call in ``tree`` mode, :attr:`answer_counts` holds the
+    running counts ``answers``, ``ok``, ``repaired``, ``failed`` and ``follows_template``
+    (answers whose bracket structure is exactly the prompt's template).
     """
 
     nonfinite_hint = (
@@ -72,16 +88,26 @@ class SCPNModule(pl.LightningModule):
         max_syntax_length: int = 200,
         num_beams: int = 4,
         max_new_tokens: int | None = None,
+        output_format: str = "plain",
+        template_depth: int | None = 4,
+        train_template_depths: list[int] | None = None,
+        freeze_layers: int | None = None,
     ) -> None:
         super().__init__()
         if optimizer not in OPTIMIZERS:
             raise ConfigError(f"model.optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+        if train_template_depths is not None:  # a plain list: checkpoints load weights-only
+            train_template_depths = [int(d) for d in train_template_depths]
         self.save_hyperparameters()
         self.model, self.tokenizer, self.arch = load_lm(
             model_name_or_path, arch, tokenizer_name_or_path
         )
         self.model.train()  # from_pretrained leaves it in eval mode (dropout off)
+        self.freeze_stats = freeze_lower_layers(self.model, freeze_layers)
         self.fmt = get_format(input_format, parse_depth)
+        if output_format == "tree":
+            self.fmt = replace(self.fmt, target_depth=template_depth)
+        self.output_format = output_format
         self.encoder = Encoder(
             self.tokenizer,
             self.fmt,
@@ -90,7 +116,11 @@ class SCPNModule(pl.LightningModule):
             max_target_length,
             max_syntax_length,
             _max_positions(self.model.config),
+            output_format=output_format,
+            train_depths=train_template_depths,
         )
+        self.answer_counts: Counter = Counter()
+        self._bracket_deltas: torch.Tensor | None = None
         self.lr, self.optimizer_name = lr, optimizer
         self.weight_decay, self.warmup_steps = weight_decay, warmup_steps
         self.num_beams = num_beams
@@ -100,19 +130,38 @@ class SCPNModule(pl.LightningModule):
     def forward(self, **batch: torch.Tensor) -> Any:
         return self.model(**batch)
 
+    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Token cross-entropy of the answer.
+
+        Decoder-only: the output head runs only on the positions that predict an answer token
+        (prompt and padding positions carry label -100 and need no logits), which saves the
+        head's cost (vocabulary x hidden per position) on most of the sequence; the value equals
+        the model's own ``loss`` (tested).
+        """
+        if self.arch != "causal":
+            return self.model(**batch).loss
+        labels = batch["labels"][:, 1:]
+        keep = labels != -100
+        hidden = self.model.base_model(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
+        ).last_hidden_state[:, :-1]
+        logits = self.model.get_output_embeddings()(hidden[keep])
+        return torch.nn.functional.cross_entropy(logits.float(), labels[keep])
+
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        loss = self.model(**batch).loss
+        loss = self.loss(batch)
         self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
         return loss
 
     def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        loss = self.model(**batch).loss
+        loss = self.loss(batch)
         self.log("val/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
         return loss
 
     def configure_optimizers(self) -> Any:
         cls = torch.optim.Adam if self.optimizer_name == "adam" else torch.optim.AdamW
-        opt = cls(self.model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        opt = cls(params, lr=self.lr, weight_decay=self.weight_decay)
         if not self.warmup_steps:
             return opt
         w = self.warmup_steps
@@ -127,24 +176,62 @@ class SCPNModule(pl.LightningModule):
         num_beams: int | None = None,
         max_new_tokens: int | None = None,
     ) -> list[str]:
-        """One output per input (a batch; the caller sorts by length)."""
+        """One output per input (a batch; the caller sorts by length).
+
+        ``tree`` mode: generation of a row stops at the bracket that closes its root, and the
+        paraphrase is the answer's words (:func:`paraamr.scpn.infill.read_answer`; a failed
+        answer is an empty string, counted in :attr:`answer_counts`).
+        """
         was = self.model.training
         self.model.eval()
-        batch = {k: v.to(self.device) for k, v in self.encoder.prompts(segment_lists).items()}
-        kw: dict[str, Any] = {
-            "num_beams": num_beams or self.num_beams,
-            "max_new_tokens": max_new_tokens or self.max_new_tokens,
-            "do_sample": False,
-            "pad_token_id": self.tokenizer.pad_token_id,
-        }
-        if self.arch == "causal":
-            kw["eos_token_id"] = self.tokenizer.eos_token_id
-        out = self.model.generate(**batch, **kw)
-        self.model.train(was)
+        try:
+            batch = {k: v.to(self.device) for k, v in self.encoder.prompts(segment_lists).items()}
+            kw: dict[str, Any] = {
+                "num_beams": num_beams or self.num_beams,
+                "max_new_tokens": max_new_tokens or self.max_new_tokens,
+                "do_sample": False,
+                "pad_token_id": self.tokenizer.pad_token_id,
+            }
+            if self.arch == "causal":
+                kw["eos_token_id"] = self.tokenizer.eos_token_id
+            if self.output_format == "tree":
+                from transformers import StoppingCriteriaList
+
+                start = batch["input_ids"].shape[1] if self.arch == "causal" else 1
+                kw["stopping_criteria"] = StoppingCriteriaList(
+                    [RootClosed(self.bracket_deltas(), start)]
+                )
+            out = self.model.generate(**batch, **kw)
+        finally:
+            self.model.train(was)
         if self.arch == "causal":
             out = out[:, batch["input_ids"].shape[1] :]
         texts = self.tokenizer.batch_decode(out, skip_special_tokens=True)
-        return [_clean_output(t) for t in texts]
+        if self.output_format == "plain":
+            return [_clean_output(t) for t in texts]
+        return [self._read_tree_answer(t, segs) for t, segs in zip(texts, segment_lists,
+                                                                     strict=True)]  # fmt: skip
+
+    def _read_tree_answer(self, text: str, segments: tuple[tuple[str, str], ...]) -> str:
+        from paraamr.scpn.infill import read_answer
+
+        ans = read_answer(text)
+        self.answer_counts["answers"] += 1
+        self.answer_counts[ans.status] += 1
+        template = next((s for s, kind in segments if kind == "syntax"), None)
+        if template is not None and ans.follows(template):
+            self.answer_counts["follows_template"] += 1
+        return ans.text
+
+    def bracket_deltas(self) -> torch.Tensor:
+        """Per vocabulary id: ``(`` minus ``)`` characters in the token's text."""
+        if self._bracket_deltas is None:
+            vocab = len(self.tokenizer)
+            toks = self.tokenizer.convert_ids_to_tokens(list(range(vocab)))
+            self._bracket_deltas = torch.tensor(
+                [(t or "").count("(") - (t or "").count(")") for t in toks], dtype=torch.long
+            )
+        return self._bracket_deltas
 
     # saving ---------------------------------------------------------------------------------
     def save(self, out_dir: str | os.PathLike, extra: dict[str, Any] | None = None) -> Path:
@@ -185,6 +272,29 @@ def _max_positions(config: Any) -> int | None:
             if isinstance(v, int) and v > 0:
                 return v
     return None
+
+
+class RootClosed:
+    """A ``StoppingCriteria``: a row is done once its generated brackets (from column
+    ``start`` on) have opened and closed back to zero, i.e. its root is closed.
+
+    Args:
+        deltas: per token id, ``(`` minus ``)`` in its text (:meth:`SCPNModule.bracket_deltas`).
+        start: the first generated column (decoder-only: the prompt length).
+    """
+
+    def __init__(self, deltas: torch.Tensor, start: int) -> None:
+        self.deltas, self.start = deltas, start
+
+    def __call__(self, input_ids: torch.Tensor, scores: Any = None, **kw: Any) -> torch.Tensor:
+        new = input_ids[:, self.start :]
+        if new.shape[1] == 0:
+            return torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        ids = new.clamp(0, self.deltas.numel() - 1).cpu()
+        run = self.deltas[ids].cumsum(dim=1)
+        opened = (run > 0).cummax(dim=1).values
+        done = (opened & (run <= 0)).any(dim=1)
+        return done.to(input_ids.device)
 
 
 def _clean_output(text: str) -> str:

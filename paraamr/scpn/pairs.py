@@ -59,12 +59,15 @@ log = logging.getLogger(__name__)
 
 
 class TrainPair(NamedTuple):
-    """One example; parses are word-free bracket strings (``None`` until parsed)."""
+    """One example; parses are word-free bracket strings (``None`` until parsed);
+    ``target_tree`` is the target's parse *with* its words (the answer of template infilling,
+    :mod:`paraamr.scpn.infill`)."""
 
     source: str
     target: str
     source_parse: str | None = None
     target_parse: str | None = None
+    target_tree: str | None = None
 
 
 @dataclass
@@ -136,17 +139,20 @@ def select_pairs(
 
 
 class ParseCache:
-    """Sentence -> word-free parse (or the parser's error message), optionally on disk.
+    """Sentence -> word-free parse and parse with words (or the parser's error message),
+    optionally on disk.
 
-    The file is JSON lines ``{"text", "parse"}`` or ``{"text", "error"}``, appended as new
-    sentences are parsed, and stamped with the parser's signature on its first line; a cache
-    written by another parser is refused.
+    The file is JSON lines ``{"text", "parse", "tree"}`` or ``{"text", "error"}``, appended as
+    new sentences are parsed, and stamped with the parser's signature on its first line; a cache
+    written by another parser is refused. Rows of older caches without ``tree`` count as not
+    cached: their sentences are parsed again and appended (the later row wins).
     """
 
     def __init__(self, path: str | os.PathLike | None, parser_signature: str) -> None:
         self.path = Path(path) if path else None
         self.signature = parser_signature
         self.parses: dict[str, str] = {}
+        self.trees: dict[str, str] = {}
         self.errors: dict[str, str] = {}
         if self.path is not None and self.path.exists():
             with open(self.path, encoding="utf-8") as fh:
@@ -160,11 +166,13 @@ class ParseCache:
                     row = json.loads(line)
                     if "parse" in row:
                         self.parses[row["text"]] = row["parse"]
+                        if "tree" in row:
+                            self.trees[row["text"]] = row["tree"]
                     else:
                         self.errors[row["text"]] = row["error"]
 
     def __contains__(self, text: str) -> bool:
-        return text in self.parses or text in self.errors
+        return text in self.trees or text in self.errors
 
     def add(self, rows: dict[str, str | Exception]) -> None:
         """Store new results (a :class:`~paraamr.parsers.base.Parsed` or tree string with
@@ -176,8 +184,10 @@ class ParseCache:
                 new.append({"text": text, "error": str(res)})
                 continue
             try:
-                self.parses[text] = linearize(getattr(res, "tree", res))
-                new.append({"text": text, "parse": self.parses[text]})
+                tree = getattr(res, "tree", res)
+                self.parses[text] = linearize(tree)
+                self.trees[text] = tree
+                new.append({"text": text, "parse": self.parses[text], "tree": tree})
             except TreeError as e:
                 self.errors[text] = f"unreadable parse: {e}"
                 new.append({"text": text, "error": self.errors[text]})
@@ -215,7 +225,7 @@ def attach_parses(
             if sp is None or tp is None:
                 stats["dropped_unparsed"] += 1
                 continue
-            out.append(TrainPair(p.source, p.target, sp, tp))
+            out.append(TrainPair(p.source, p.target, sp, tp, p.target_parse))
         return out
     cache = cache if cache is not None else ParseCache(None, parser.signature())
     todo = [s for p in pairs for s in (p.source, p.target) if s not in cache]
@@ -230,7 +240,7 @@ def attach_parses(
         elif tp is None:
             stats["dropped_target_unparsed"] += 1
         else:
-            out.append(TrainPair(p.source, p.target, sp, tp))
+            out.append(TrainPair(p.source, p.target, sp, tp, cache.trees.get(p.target)))
     return out
 
 

@@ -127,39 +127,60 @@ class Paraphraser:
         skips: SkipLog | None = None,
         where: str = "<input>",
         lines: Sequence[int] | None = None,
+        per_sentence: bool = False,
     ) -> list[dict[str, Any]]:
         """One row per (sentence, template), sentence-major: ``{"index", "source",
         "template", "target_parse", "fit", "output", "truncated", "skipped"}``; ``fit`` says
-        where the target parse came from (``fit``: a training parse that fits the template;
-        ``nearest(ted=N)``: one of the nearest template; ``generated``: the seq2seq parse
-        generator; ``fallback:<fit or nearest>``: retrieval after an unusable generated parse).
+        where the target parse came from (``template``: a template-infilling model takes the
+        template as it is; ``fit``: a training parse that fits the template; ``nearest(ted=N)``:
+        one of the nearest template; ``generated``: the seq2seq parse generator;
+        ``fallback:<fit or nearest>``: retrieval after an unusable generated parse).
 
         Args:
             sentences: the inputs.
-            templates: one or more templates (validated first).
+            templates: one or more templates (validated first), all used for every sentence;
+                with ``per_sentence`` one template per sentence (``sentence<TAB>template``
+                input), one row each.
             skips: the bad-input policy (default: skip and count).
             where: a name for error messages (the input file).
             lines: line numbers of the sentences in ``where`` (default 1, 2, ...).
+
+        Raises:
+            TemplateError: a malformed template (naming its line with ``per_sentence``).
         """
-        from paraamr.scpn.parse_generator import parse_template
+        from paraamr.scpn.parse_generator import TemplateError, parse_template
 
         skips = skips if skips is not None else SkipLog("skip")
         templates = list(templates)
-        if not templates:
-            raise ParaAMRError("at least one template is needed, e.g. (ROOT (S (NP) (VP) (.)))")
-        for t in templates:
-            parse_template(t)
         lines = list(lines) if lines is not None else list(range(1, len(sentences) + 1))
+        if per_sentence and len(templates) != len(sentences):
+            raise ParaAMRError(
+                f"per_sentence: {len(templates)} templates for {len(sentences)} sentences"
+            )
+        if not templates and sentences:
+            raise ParaAMRError("at least one template is needed, e.g. (ROOT (S (NP) (VP) (.)))")
+        for k, t in enumerate(templates):
+            try:
+                parse_template(t)
+            except TemplateError as e:
+                at = f"{where}:{lines[k]}: " if per_sentence else ""
+                raise TemplateError(f"{at}{e}") from None
+        if per_sentence:
+            pairs = [(s, [t]) for s, t in zip(sentences, templates, strict=True)]
+            nt = 1
+        else:
+            pairs = [(s, templates) for s in sentences]
+            nt = len(templates)
         rows = [
-            {"index": k * len(templates) + j, "source": s, "template": t, "target_parse": None,
+            {"index": k * nt + j, "source": s, "template": t, "target_parse": None,
              "fit": None, "output": None, "truncated": False, "skipped": None}
-            for k, s in enumerate(sentences) for j, t in enumerate(templates)
+            for k, (s, ts) in enumerate(pairs) for j, t in enumerate(ts)
         ]  # fmt: skip
 
         def skip(row: dict, reason: str) -> None:
             row["skipped"] = reason
             self.counts[f"skipped:{reason}"] += 1
-            skips.skip(reason, where, lines[row["index"] // len(templates)])
+            skips.skip(reason, where, lines[row["index"] // nt])
 
         live = []
         for row in rows:
@@ -189,6 +210,10 @@ class Paraphraser:
         return rows
 
     def _target_parses(self, rows: list[dict], sparse: dict[str, Any]) -> None:
+        if self.module.output_format == "tree":  # template infilling: the template itself
+            for r in rows:
+                r["target_parse"], r["fit"] = r["template"], "template"
+            return
         if self.generator.name == "seq2seq":
             found = self.generator.generate_many_with_fit(
                 [r["template"] for r in rows], [sparse[r["source"]] for r in rows]
@@ -218,6 +243,9 @@ class Paraphraser:
             for i, o in zip(idx, outs, strict=True):
                 rows[i]["output"] = o
         self.counts["generated"] += len(rows)
+        if self.module.output_format == "tree":
+            for k in ("follows_template", "repaired", "failed"):
+                self.counts[f"answers_{k}"] = self.module.answer_counts[k]
 
 
 def paraphrase(
@@ -254,10 +282,12 @@ def paraphrase_to_dir(
     skips: SkipLog | None = None,
     where: str = "<input>",
     progress: bool = False,
+    per_sentence: bool = False,
 ) -> list[dict]:
     """Many ``(line number, sentence)`` x templates through :func:`paraamr.shards.run_shard`
     (crash-safe, resumable; ``shard`` = this job's :class:`~paraamr.shards.Shard`); returns the
-    rows of every finished shard in input order (all shards when run as one)."""
+    rows of every finished shard in input order (all shards when run as one). With
+    ``per_sentence``, ``templates[k]`` is the template of the k-th sentence only."""
     from paraamr.shards import ChunkOutput, Shard, merged_rows, run_shard
 
     shard = shard or Shard(0, 1)
@@ -266,11 +296,12 @@ def paraphrase_to_dir(
 
     def process(chunk: list[tuple[int, tuple[int, str]]]) -> ChunkOutput:
         before = Counter(paraphraser.counts)
+        ts = [templates[k] for k, _ in chunk] if per_sentence else templates
         rows = paraphraser.paraphrase(
-            [s for _, (_, s) in chunk], templates, skips=skips, where=where,
-            lines=[n for _, (n, _) in chunk],
+            [s for _, (_, s) in chunk], ts, skips=skips, where=where,
+            lines=[n for _, (n, _) in chunk], per_sentence=per_sentence,
         )  # fmt: skip
-        nt = len(templates)
+        nt = 1 if per_sentence else len(templates)
         for r in rows:
             local, j = divmod(r["index"], nt)
             k, (n, _) = chunk[local]
@@ -283,7 +314,7 @@ def paraphrase_to_dir(
     settings = {
         "model": str(m.hparams.get("model_name_or_path")),
         "format": m.fmt.signature(),
-        "templates": list(templates),
+        "templates": "per sentence" if per_sentence else list(templates),
         "generator": paraphraser.generator.name,
         "beams": paraphraser.num_beams or m.num_beams,
     }

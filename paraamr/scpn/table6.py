@@ -83,6 +83,19 @@ def signature(
     return "|".join(parts)
 
 
+def recipe_signature(module: Any) -> str:
+    """The format signature plus what the model writes and how it was trained:
+    ``out:tree,depth:4,train-depths:3/4,freeze:20`` (template infilling) or ``out:plain``."""
+    hp = module.hparams
+    parts = [module.fmt.signature(), f"out:{module.output_format}"]
+    if module.output_format == "tree":
+        depths = hp.get("train_template_depths") or [hp.get("template_depth")]
+        parts += [f"depth:{hp.get('template_depth')}",
+                  "train-depths:" + "/".join(str(d) for d in depths)]  # fmt: skip
+    parts.append(f"freeze:{hp.get('freeze_layers') or 0}")
+    return ",".join(parts)
+
+
 def _trained(out: Path) -> dict[str, Any]:
     """``eval_only``: the training result already in ``out`` (its ``train_result.json``)."""
     path = out / "train_result.json"
@@ -120,7 +133,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         module = SCPNModule.load(train_result["best_model"])
         gen = model_generator(module, cfg.eval.batch_size, cfg.model.num_beams)
         needs = module.fmt.needs_source_parse
-        model_name, fmt = str(cfg.model.model_name_or_path), module.fmt.signature()
+        model_name, fmt = str(cfg.model.model_name_or_path), recipe_signature(module)
     sig = signature(cfg, model_name, fmt, parser.signature(), train_result.get("steps"))
     tests: dict[str, Any] = {}
     for name in cfg.eval.test_sets:
@@ -129,6 +142,9 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
                                      encoder=encoder, needs_source_parse=needs, signature=sig,
                                      samples=cfg.eval.samples,
                                      control=bool(cfg.eval.get("control", False)))  # fmt: skip
+        if module is not None and module.output_format == "tree":
+            tests[name]["answers"] = dict(module.answer_counts)  # given + swapped parses
+            module.answer_counts.clear()
         log.info("%s %s: BLEU %.2f", cfg.corpus, name, tests[name]["bleu"])
     scores = {k: {m: v for m, v in t.items() if m != "samples"} for k, t in tests.items()}
     if cfg.get("eval_only") and (out / SCORES).exists():  # keep the test sets not re-evaluated

@@ -7,7 +7,10 @@ A new trainer is a module, a data module and configs; this function does the res
 
 0. (the caller) :func:`seed_run` before building the module and data, so weight
    initialisation is seeded too;
-1. instantiate callbacks, loggers and the trainer (``default_root_dir=out_dir``);
+1. instantiate callbacks, loggers and the trainer (``default_root_dir=out_dir``); a bf16
+   precision on a CPU without native bf16 becomes fp32, with the reason logged
+   (:func:`paraamr.training.recipe.resolve_precision`), and torch uses every core this
+   process may use;
 2. fit, resuming from ``resume`` (exactly: the data modules of :mod:`paraamr.training.data`
    continue with the next unseen batch);
 3. always close the W&B run (a multirun must not reuse a dead run).
@@ -94,6 +97,13 @@ def fit(cfg: DictConfig, module: Any, datamodule: Any, **trainer_kwargs: Any) ->
     for lg in loggers:  # fixes the CSV version before ddp_spawn copies the logger
         getattr(lg, "log_dir", None)
     uses_wandb = any(type(lg).__name__ == "WandbLogger" for lg in loggers)
+    from paraamr.training.recipe import resolve_precision, training_threads
+
+    precision, why = resolve_precision(cfg.trainer.get("precision"), cfg.trainer.get("accelerator"))
+    if why:
+        log.warning(why)
+        trainer_kwargs.setdefault("precision", precision)
+    training_threads(cfg.get("threads"))
     try:
         trainer = instantiate(
             cfg.trainer,

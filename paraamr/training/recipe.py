@@ -1,0 +1,158 @@
+"""The fast CPU fine-tuning recipe: frozen lower layers and bf16 autocast where the CPU has it.
+
+Measured on a 2-core CPU with AVX512-BF16 (one SmolLM2-135M step, batch 8 x 96 tokens, AdamW):
+fp32 with every layer trained 8.23 s, bf16 autocast 5.04 s, the embeddings and the lowest 20 of
+30 blocks frozen 3.07 s, both 1.76 s. On a CPU without native bf16 (AVX2 only) bf16 is emulated
+and *slower* than fp32, so :func:`resolve_precision` falls back to fp32 there, with the reason
+logged (``make bench-scpn`` measures all four on the machine at hand).
+
+- :func:`freeze_lower_layers`: the input embeddings (and an output head tied to them) and the
+  lowest ``n`` blocks of every block stack of a Hugging Face model stop training.
+- :func:`cpu_bf16_support` / :func:`resolve_precision`: the Lightning precision to use.
+- :func:`training_threads`: the cores this process may use (``torch.set_num_threads``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from paraamr.errors import ConfigError
+
+__all__ = [
+    "freeze_lower_layers",
+    "block_stacks",
+    "count_parameters",
+    "cpu_bf16_support",
+    "resolve_precision",
+    "training_threads",
+]
+
+log = logging.getLogger(__name__)
+
+BF16_PRECISIONS = ("bf16-mixed", "bf16-true", "bf16")
+_STACK_NAMES = ("layers", "h", "layer", "block")
+
+
+def block_stacks(model: Any) -> list[tuple[str, Any]]:
+    """``(name, ModuleList)`` of the model's transformer block stacks, outermost first: a
+    decoder-only model has one (``model.layers``, ``transformer.h``), an encoder-decoder two.
+
+    >>> import torch
+    >>> m = torch.nn.Module(); m.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)] * 2)
+    >>> [n for n, _ in block_stacks(m)]
+    ['layers']
+    """
+    import torch
+
+    out = []
+    for name, mod in model.named_modules():
+        is_stack = isinstance(mod, torch.nn.ModuleList) and name.rsplit(".", 1)[-1] in _STACK_NAMES
+        if is_stack and not any(name.startswith(n + ".") for n, _ in out):  # not inside a block
+            out.append((name, mod))
+    return out
+
+
+def count_parameters(model: Any) -> tuple[int, int]:
+    """``(trainable, total)`` parameter counts (shared tensors counted once)."""
+    seen: dict[int, Any] = {}
+    for p in model.parameters():
+        seen[id(p)] = p
+    total = sum(p.numel() for p in seen.values())
+    return sum(p.numel() for p in seen.values() if p.requires_grad), total
+
+
+def freeze_lower_layers(model: Any, n: int | None) -> dict[str, int]:
+    """Freeze the input embeddings and the lowest ``n`` blocks of each block stack.
+
+    ``n=None`` or ``0`` freezes nothing. The embeddings of an encoder-decoder are shared, so they
+    are frozen once; an output head tied to the embeddings is frozen with them (one tensor).
+    Position embeddings (``wpe``, ``embed_positions``) are frozen too.
+
+    Returns:
+        ``{"frozen_blocks", "trainable", "total"}``.
+
+    Raises:
+        ConfigError: ``n`` is negative or not below the depth of a stack (nothing would train).
+    """
+    if not n:
+        trainable, total = count_parameters(model)
+        return {"frozen_blocks": 0, "trainable": trainable, "total": total}
+    if n < 0:
+        raise ConfigError(f"model.freeze_layers must be >= 0 or null, got {n}")
+    stacks = block_stacks(model)
+    if not stacks:
+        raise ConfigError(
+            f"model.freeze_layers={n}: no block stack found in {type(model).__name__} "
+            f"(looked for ModuleLists named {_STACK_NAMES})"
+        )
+    for name, stack in stacks:
+        if n >= len(stack):
+            raise ConfigError(
+                f"model.freeze_layers={n} freezes every block of {name} ({len(stack)} blocks): "
+                f"use at most {len(stack) - 1}"
+            )
+    emb = model.get_input_embeddings()
+    for p in emb.parameters():
+        p.requires_grad_(False)
+    for name, mod in model.named_modules():
+        if name.rsplit(".", 1)[-1] in ("wpe", "embed_positions", "position_embeddings"):
+            for p in mod.parameters():
+                p.requires_grad_(False)
+    for _, stack in stacks:
+        for block in list(stack)[:n]:
+            for p in block.parameters():
+                p.requires_grad_(False)
+    trainable, total = count_parameters(model)
+    log.info("froze the embeddings and %d blocks per stack: %d of %d parameters train",
+             n, trainable, total)  # fmt: skip
+    return {"frozen_blocks": n * len(stacks), "trainable": trainable, "total": total}
+
+
+def cpu_bf16_support() -> tuple[bool, str]:
+    """``(supported, reason)``: whether this CPU runs bf16 natively (AVX512-BF16 or AMX)."""
+    import torch
+
+    cpu = getattr(torch, "cpu", None)
+    checks = (("_is_avx512_bf16_supported", "AVX512-BF16"), ("_is_amx_tile_supported", "AMX"))
+    for fn, name in checks:
+        f = getattr(cpu, fn, None)
+        try:
+            if f is not None and f():
+                return True, f"the CPU has {name}"
+        except RuntimeError:  # pragma: no cover - torch builds without the check
+            continue
+    cap = torch.backends.cpu.get_cpu_capability()
+    return False, f"the CPU has no AVX512-BF16 or AMX (torch capability {cap}): bf16 is emulated"
+
+
+def resolve_precision(precision: Any, accelerator: str | None) -> tuple[Any, str | None]:
+    """The precision to give the Trainer, and why it differs from ``precision`` (else ``None``).
+
+    bf16 on a CPU without native bf16 becomes ``32-true`` (bf16 would be slower there); every
+    other setting passes through.
+
+    >>> resolve_precision("32", "cpu")
+    ('32', None)
+    """
+    if str(precision) not in BF16_PRECISIONS or (accelerator or "cpu") not in ("cpu", "auto"):
+        return precision, None
+    if accelerator == "auto":
+        import torch
+
+        if torch.cuda.is_available():
+            return precision, None
+    ok, why = cpu_bf16_support()
+    if ok:
+        return precision, None
+    return "32-true", f"precision {precision} -> 32-true: {why}"
+
+
+def training_threads(requested: int | None = None) -> int:
+    """Set torch's intra-op threads to ``requested`` or to the cores this process may use."""
+    import torch
+
+    n = requested or len(os.sched_getaffinity(0))
+    torch.set_num_threads(n)
+    return n
