@@ -123,21 +123,6 @@ bench-memory: setup ## peak RSS of Table 2's streaming path, 100k vs 1M generate
 	$(PY) benchmarks/bench_memory.py --out results/bench/memory.json $(ARGS)
 .PHONY: bench-memory
 
-.PHONY: table6 bench-scpn
-T6_CORPORA ?= msrp
-T6_SEEDS ?= 0
-comma := ,
-T6_NOPARSE ?= $(firstword $(subst $(comma), ,$(T6_CORPORA)))
-table6: setup ## Table 6 offline analogue: SCPN (SmolLM2) per corpus x seed + copy / no-parse baselines, gathered
-	$(PY) experiments/table6.py -m hydra/launcher=local hydra.launcher.n_jobs=1 \
-		train_corpus=$(T6_CORPORA) seed=$(T6_SEEDS) $(ARGS)
-	$(PY) experiments/table6.py train_corpus=none $(ARGS)
-	$(PY) experiments/table6.py train_corpus=$(T6_NOPARSE) model.input_format=noparse seed=0 $(ARGS)
-	$(PY) analysis/make_table6.py --runs results/table6/runs --out results/table6
-
-bench-scpn: setup ## SCPN recipe: s/step fp32 / bf16 / frozen / bf16+frozen side by side, generation sentences/s
-	$(PY) benchmarks/bench_scpn.py --out results/bench/scpn.json $(ARGS)
-
 QUORA_VALID := .cache/data/qqppos-quora-valid.tsv
 quora-valid: $(QUORA_VALID) ## QQP-Pos validation pairs as a source<TAB>paraphrase TSV (train_corpus=quora_valid)
 $(QUORA_VALID):
@@ -145,6 +130,23 @@ $(QUORA_VALID):
 	paste $(TOP_DATA)/paraphrase/qqppos-paranmt-small/quora/valid_src.txt \
 		$(TOP_DATA)/paraphrase/qqppos-paranmt-small/quora/valid_trg.txt > $@
 .PHONY: quora-valid
+
+.PHONY: table6 bench-scpn
+T6_CORPORA ?= quora_valid
+T6_SEEDS ?= 0
+T6_ARGS ?= data.identity=false
+comma := ,
+T6_NOPARSE ?= $(firstword $(subst $(comma), ,$(T6_CORPORA)))
+table6: setup $(QUORA_VALID) ## Table 6 offline analogue: template-infilling SmolLM2 per corpus x seed + its no-parse twin + copy, with parse control
+	$(PY) experiments/table6.py -m hydra/launcher=local hydra.launcher.n_jobs=1 \
+		train_corpus=$(T6_CORPORA) seed=$(T6_SEEDS) $(T6_ARGS) $(ARGS)
+	$(PY) experiments/table6.py train_corpus=none $(ARGS)
+	$(PY) experiments/table6.py train_corpus=$(T6_NOPARSE) model.input_format=noparse seed=0 $(T6_ARGS) $(ARGS)
+	$(PY) analysis/make_table6.py --runs results/table6/runs --out results/table6
+
+bench-scpn: setup ## SCPN recipe: s/step fp32 / bf16 / frozen / bf16+frozen side by side, generation sentences/s
+	$(PY) benchmarks/bench_scpn.py --out results/bench/scpn.json $(ARGS)
+
 
 # Table 7 (few-shot GLUE with paraphrase augmentation): one job per task x k x augmentation x seed.
 # Paraphrase rows need a trained syntax-controlled paraphraser (Table 6, paraamr.scpn), one per

@@ -262,3 +262,48 @@ def test_cli_tab_templates_keep_lines_aligned_and_count_skips(tiny_tree_dir, tmp
           str(tmp_path / "o"), "--chunk-size", "1"])  # fmt: skip
     sharded = capsys.readouterr().out.split("\n")[:-1]
     assert sharded == lines  # the shard runner gives the same aligned lines
+
+
+# the template-following check ------------------------------------------------------------------
+T_A, T_B = "(ROOT (S (NP (NN x)) (VP (VB y))))", "(ROOT (SQ (VBZ is) (NP (NN x))))"
+T_C = "(ROOT (FRAG (NP (NN x))))"
+TREES = {"s0": T_A, "s1": T_B, "s2": T_A, "s3": T_C, "r0": T_B, "r1": T_A, "r2": T_A, "r3": T_B,
+         "oA": T_A, "oB": T_B}  # fmt: skip
+
+
+class _DictParser:
+    name = "dict"
+
+    def signature(self):
+        return "dict"
+
+    def parse(self, sentences):
+        from paraamr.parsers.base import Parsed
+
+        return [Parsed((s,), TREES[s]) for s in sentences]
+
+
+class _Follower:
+    """A stand-in paraphraser: writes a sentence with the given template, or copies."""
+
+    def __init__(self, copy: bool):
+        self.copy = copy
+
+    def paraphrase(self, sources, templates, per_sentence):
+        assert per_sentence
+        by_template = {linearize(T_A, 3): "oA", linearize(T_B, 3): "oB"}
+        return [{"output": s if self.copy else by_template.get(t, "")}
+                for s, t in zip(sources, templates, strict=True)]  # fmt: skip
+
+
+def test_follow_check_hand_computed():
+    from paraamr.scpn.follow import follow_check
+
+    pairs = [("s0", "r0"), ("s1", "r1"), ("s2", "r2"), ("s3", "r3")]
+    # swapped: pair i gets pair (i + 2) % 4's reference template: A, B, B, A
+    # sources' templates A, B, A, C -> copying matches 2 of 4 swapped; own (B, A, A, B): 1 of 4
+    res = follow_check(_Follower(copy=False), pairs, _DictParser(), depth=3)
+    assert (res["n"], res["match_swapped"], res["match_own"]) == (4, 1.0, 1.0)
+    assert (res["copy_match_swapped"], res["copy_match_own"]) == (0.5, 0.25)
+    copying = follow_check(_Follower(copy=True), pairs, _DictParser(), depth=3)
+    assert (copying["match_swapped"], copying["match_own"]) == (0.5, 0.25)

@@ -23,9 +23,9 @@ import pytorch_lightning as pl
 import torch
 
 from paraamr.errors import ConfigError, DataNotFoundError
+from paraamr.lms.loading import load_lm
 from paraamr.scpn.data import ANSWER_PREFIX, Encoder
 from paraamr.scpn.formats import get_format
-from paraamr.scpn.lms import load_lm
 from paraamr.training.recipe import freeze_lower_layers
 
 __all__ = ["SCPNModule", "SCPN_CONFIG", "DevBleu"]
@@ -40,7 +40,7 @@ class SCPNModule(pl.LightningModule):
     """Fine-tune ``model_name_or_path`` as a syntactically controlled paraphraser.
 
     Args:
-        model_name_or_path: hub name, local dir, or preset (:data:`paraamr.scpn.lms.PRESETS`).
+        model_name_or_path: hub name, local dir, or preset (:data:`paraamr.lms.loading.PRESETS`).
         arch: ``auto`` | ``seq2seq`` | ``causal``.
         tokenizer_name_or_path: ``None``: the model's own.
         input_format: a :data:`paraamr.scpn.formats.FORMATS` preset.

