@@ -162,6 +162,14 @@ def main(argv: list[str] | None = None) -> None:
     from paraamr.scpn.cli import add_paraphrase_parser
 
     add_paraphrase_parser(sub).set_defaults(func=_cmd_paraphrase)
+    sub.add_parser("top", help="TOP: `paraamr top stats ...`, `paraamr top parse --model DIR`",
+                   add_help=False)  # fmt: skip
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["top"]:  # the TOP commands keep their own parser (python -m paraamr.top)
+        from paraamr.top.__main__ import main as top_main
+
+        top_main(argv[1:])
+        return
     args = ap.parse_args(argv)
     args.func(args)
 

@@ -160,3 +160,29 @@ def test_bad_module_settings_name_the_key(tiny_bert):
 
     with pytest.raises(ConfigError, match="model.schedule"):
         Seq2SeqModule(str(tiny_bert), schedule="cosine")
+
+
+def test_top_parse_command_one_line_per_input_invalid_counted(tiny_bert, tmp_path, capsys):
+    from paraamr.cli import main
+    from paraamr.top.__main__ import parse_lines
+
+    labels = sorted({n.label for t in TREES for n in _nodes(parse_tree(t))})
+    m = Seq2SeqModule(str(tiny_bert), labels=labels, warmup_steps=0)
+    m.save(tmp_path / "parser")
+    utts = [utterance(parse_tree(t)) for t in TREES[:2]]
+    counts: dict = {}
+    out = parse_lines([utts[0], "   ", utts[1]], str(tmp_path / "parser"), counts=counts)
+    # a random tiny model writes no valid tree: every line is kept (empty), and counted
+    assert len(out) == 3 and out[1] == ""
+    assert counts["utterances"] == 2 and counts["empty_input"] == 1
+    assert counts["valid"] + counts["invalid"] == 2
+    assert sum(bool(x) for x in out) == counts["valid"]
+    inp = tmp_path / "utts.txt"
+    inp.write_text(f"{utts[0]}\n\n{utts[1]}\n", encoding="utf-8")
+    main(["top", "parse", "--model", str(tmp_path / "parser"), "--input", str(inp)])
+    cap = capsys.readouterr()
+    assert cap.out.split("\n")[:3] == out and "parsed 2: valid" in cap.err
+    with pytest.raises(SystemExit, match="does not exist"):
+        main(["top", "parse", "--model", str(tmp_path / "parser"), "--input", "nosuch.txt"])
+    with pytest.raises(SystemExit, match="top_module.json is missing"):
+        main(["top", "parse", "--model", str(tmp_path), "--input", str(inp)])

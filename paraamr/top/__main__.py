@@ -1,4 +1,13 @@
-"""``python -m paraamr.top stats --train FILE [--test FILE ...] [--out DIR]``."""
+"""``python -m paraamr.top`` (also ``paraamr top``):
+
+    python -m paraamr.top stats --train FILE [--test FILE ...] [--out DIR]
+    python -m paraamr.top parse --model DIR [--input FILE] [--beams N] < utterances.txt
+
+``parse``: one tree per input line from a trained TOP parser (a ``make top`` run's
+``target_parser/`` or ``ap_parser/`` model dir, or any :meth:`Seq2SeqModule.save` dir); an
+output that is not a valid tree, and an empty input line, give an empty line (outputs stay
+aligned) and are counted on stderr with the trees whose words differ from the utterance's.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +29,26 @@ def main(argv: list[str] | None = None) -> None:
     st.add_argument("--top-k", type=int, default=10)
     st.add_argument("--allow-empty", action="store_true", help="accept empty spans ([SL:X ])")
     st.add_argument("--on-error", choices=ON_ERROR, default="raise")
+    pa = sub.add_parser("parse", help="parse utterances with a trained TOP parser")
+    pa.add_argument("--model", required=True, help="a saved parser dir (top_module.json)")
+    pa.add_argument("--input", default="-", help="one utterance per line (default: stdin)")
+    pa.add_argument("--beams", type=int, default=1)
+    pa.add_argument("--batch-size", type=int, default=32)
+    pa.add_argument("--plain-targets", action="store_true",
+                    help="plain trees (parsing.encoded_targets=false)")  # fmt: skip
     a = ap.parse_args(argv)
+    if a.cmd == "parse":
+        import sys
+
+        from paraamr.errors import ParaAMRError
+
+        try:
+            lines = parse_lines(_read_lines(a.input), a.model, beams=a.beams,
+                                batch_size=a.batch_size, encoded=not a.plain_targets)  # fmt: skip
+        except (ParaAMRError, FileNotFoundError) as e:
+            sys.exit(f"error: {e}")
+        print("\n".join(lines))
+        return
     if a.cmd == "stats":
         from paraamr.top.stats import run_stats
 
@@ -33,6 +61,67 @@ def main(argv: list[str] | None = None) -> None:
             allow_empty=a.allow_empty,
             top_k=a.top_k,
         )
+
+
+def _read_lines(path: str) -> list[str]:
+    import sys
+
+    if path == "-":
+        return [ln.rstrip("\n") for ln in sys.stdin]
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"input file {path} does not exist")
+    return p.read_text(encoding="utf-8").splitlines()
+
+
+def parse_lines(
+    lines: list[str],
+    model_dir: str,
+    *,
+    beams: int = 1,
+    batch_size: int = 32,
+    encoded: bool = True,
+    counts: dict | None = None,
+) -> list[str]:
+    """One output line per input line: the tree, or ``""`` (invalid tree or empty input).
+
+    ``counts`` (a dict, filled in) gets ``utterances``, ``valid``, ``invalid``, ``empty_input``
+    and ``words_not_restored``; they also go to stderr.
+    """
+    import sys
+    from collections import Counter
+
+    from paraamr.builder.models import sorted_batches
+    from paraamr.top.encoding import LabelVocab
+    from paraamr.top.model import Seq2SeqModule
+    from paraamr.top.stages import decode_parse
+    from paraamr.top.surface import tokenizer_normalizer
+
+    module = Seq2SeqModule.from_saved(model_dir)
+    vocab = LabelVocab.from_labels(module.settings["labels"])
+    normalize = tokenizer_normalizer(module.tokenizer)
+    utts = [" ".join(line.split()) for line in lines]
+    live = [k for k, u in enumerate(utts) if u]
+    outs = sorted_batches([utts[k] for k in live],
+                          lambda b: module.generate(b, num_beams=beams), batch_size)  # fmt: skip
+    c: Counter = Counter(utterances=len(live), empty_input=len(utts) - len(live))
+    result = [""] * len(utts)
+    for k, o in zip(live, outs, strict=True):
+        tree, ok = decode_parse(o, utts[k].split(), vocab=vocab, encoded=encoded,
+                                normalize=normalize)  # fmt: skip
+        c["invalid" if tree is None else "valid"] += 1
+        c["words_not_restored"] += tree is not None and not ok
+        result[k] = tree or ""
+    for key in ("valid", "invalid", "words_not_restored"):
+        c.setdefault(key, 0)
+    if counts is not None:
+        counts.update(c)
+    print(f"parsed {c['utterances']}: valid {c['valid']}, invalid (empty line) {c['invalid']}, "
+          f"words differ from the utterance {c['words_not_restored']}, empty input lines "
+          f"{c['empty_input']}", file=sys.stderr)  # fmt: skip
+    return result
 
 
 if __name__ == "__main__":
