@@ -144,7 +144,7 @@ table6: setup $(QUORA_VALID) ## Table 6 offline analogue: template-infilling Smo
 	$(PY) experiments/table6.py train_corpus=$(T6_NOPARSE) model.input_format=noparse seed=0 $(T6_ARGS) $(ARGS)
 	$(PY) analysis/make_table6.py --runs results/table6/runs --out results/table6
 
-bench-scpn: setup ## SCPN recipe: s/step fp32 / bf16 / frozen / bf16+frozen side by side, generation sentences/s
+bench-scpn: setup ## SCPN recipe: s/step fp32 / bf16 / frozen / bf16+frozen side by side, generation sentences/s (JSON in results/bench)
 	$(PY) benchmarks/bench_scpn.py --out results/bench/scpn.json $(ARGS)
 
 

@@ -117,9 +117,10 @@ def bench(
             "median_s_per_step": round(step_s, 3), "steps_timed": n,
         })  # fmt: skip
         print(json.dumps(rows[-1]), flush=True)
-    base = rows[-len(VARIANTS)]["median_s_per_step"]
-    for r in rows[-len(VARIANTS) :]:
-        r["speedup_vs_fp32_full"] = round(base / r["median_s_per_step"], 2)
+    base = next((r["median_s_per_step"] for r in rows if r["variant"] == "fp32 full"), None)
+    for r in rows:
+        if base:
+            r["speedup_vs_fp32_full"] = round(base / r["median_s_per_step"], 2)
     segs = [m.encoder.segments(p) for p in pairs[:n_gen]]
     kw = {"num_beams": 1, "max_new_tokens": new_tokens, "min_new_tokens": new_tokens,
           "do_sample": False, "pad_token_id": m.tokenizer.pad_token_id}  # fmt: skip

@@ -62,7 +62,7 @@ def split_templates(
     a malformed template is an error naming it (or a counted skip with ``--on-error skip``).
 
     >>> from paraamr.corpus.errors import SkipLog
-    >>> split_templates([(1, "Hi.\t(ROOT (S (NP) (.)))"), (2, "no tab")], "in", SkipLog("skip"))
+    >>> split_templates([(1, "Hi.\\t(ROOT (S (NP) (.)))"), (2, "no tab")], "in", SkipLog("skip"))
     ([(1, 'Hi.')], ['(ROOT (S (NP) (.)))'])
     """
     from paraamr.scpn.parse_generator import TemplateError, parse_template
