@@ -341,7 +341,8 @@ def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
     from paraamr.scpn.table6 import gather_rows, load_scores, render, run_job
 
     common = (f"data_dir={data_dir}", "eval.test_sets=[quora,pan]", "eval.limit=6",
-              "eval.samples=3", "logger.wandb.enabled=false", "data.parse_cache=null")  # fmt: skip
+              "eval.samples=3", "logger.wandb.enabled=false", "data.parse_cache=null",
+              "eval.control=false")  # fmt: skip
     runs = tmp_path / "runs"
     c = run_job(compose_config("table6", "train_corpus=none", f"out_dir={runs}/copy", *common))
     for seed in (0, 1):
