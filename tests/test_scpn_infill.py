@@ -48,6 +48,7 @@ def test_infill_cuts_at_depth_with_the_words_in_the_leaves():
         ("(ROOT (S (NP we) (VP left", "we left", "repaired", "(ROOT (S (NP) (VP)))"),
         # a stray closing bracket before the root and a stray word
         (") now (ROOT (NP it))", "now it", "repaired", "(ROOT (NP))"),
+        (") (ROOT (NP it))", "it", "repaired", "(ROOT (NP))"),  # the bracket alone
         # a plain sentence
         ("we left .", "we left.", "repaired", None),
         # an empty slot is a node, not the word "NP"
@@ -258,6 +259,7 @@ def test_cli_tab_templates_keep_lines_aligned_and_count_skips(tiny_tree_dir, tmp
     lines = out.out.split("\n")[:-1]
     assert len(lines) == 4 and lines[1] == "" and lines[2] == ""
     assert "paraphrased 2 of 2; skipped 2" in out.err and "answers following" in out.err
+    assert "no <TAB>template" in out.err and "bad template" in out.err  # each skip says why
     main(["paraphrase", "--model", str(tiny_tree_dir), "--input", str(inp), "--out",
           str(tmp_path / "o"), "--chunk-size", "1"])  # fmt: skip
     sharded = capsys.readouterr().out.split("\n")[:-1]

@@ -123,9 +123,10 @@ def run_paraphrase(a: argparse.Namespace) -> None:
         by_line = {lines[r["index"]][0]: r["output"] or "" for r in rows}
         for n in numbers:
             print(by_line.get(n, ""))
-    for r in rows if not per_sentence else ():
-        out = r["output"] or ""
-        print(f"{r['template']}\t{out}" if several else out)
+    else:
+        for r in rows:
+            out = r["output"] or ""
+            print(f"{r['template']}\t{out}" if several else out)
     print(
         f"paraphrased {sum(r['output'] is not None for r in rows)} of {len(rows)}; "
         f"skipped {skips.total} {dict(skips.counts)}; "

@@ -41,11 +41,9 @@ __all__ = [
     "infill",
     "read_answer",
     "detokenize",
-    "bracket_balance_done",
 ]
 
 OUTPUT_FORMATS = ("plain", "tree")
-ANSWER_STATUSES = ("ok", "repaired", "failed")
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _UNESCAPE = {"-LRB-": "(", "-RRB-": ")", "-LCB-": "{", "-RCB-": "}"}
@@ -186,19 +184,3 @@ def detokenize(words: Sequence[str]) -> str:
             out += (" " if out else "") + w
         prev = w
     return out
-
-
-def bracket_balance_done(deltas: Sequence[int]) -> bool:
-    """Whether a stream of per-token bracket deltas (``+1`` per ``(``, ``-1`` per ``)``) has
-    closed its first tree: the running sum went above zero and came back to zero or below.
-
-    >>> bracket_balance_done([1, 1, -1, 0]), bracket_balance_done([1, 1, -1, -1])
-    (False, True)
-    """
-    total, opened = 0, False
-    for d in deltas:
-        total += d
-        opened = opened or total > 0
-        if opened and total <= 0:
-            return True
-    return False

@@ -1,10 +1,11 @@
 """The fast CPU fine-tuning recipe: frozen lower layers and bf16 autocast where the CPU has it.
 
-Measured on a 2-core CPU with AVX512-BF16 (one SmolLM2-135M step, batch 8 x 96 tokens, AdamW):
-fp32 with every layer trained 8.23 s, bf16 autocast 5.04 s, the embeddings and the lowest 20 of
-30 blocks frozen 3.07 s, both 1.76 s. On a CPU without native bf16 (AVX2 only) bf16 is emulated
-and *slower* than fp32, so :func:`resolve_precision` falls back to fp32 there, with the reason
-logged (``make bench-scpn`` measures all four on the machine at hand).
+Reported for another 2-core CPU with AVX512-BF16 (not rerun here; one SmolLM2-135M step, batch
+8 x 96 tokens, AdamW): fp32 with every layer trained 8.23 s, bf16 autocast 5.04 s, the
+embeddings and the lowest 20 of 30 blocks frozen 3.07 s, both 1.76 s. On a 2-core AVX2-only CPU
+(measured, README "Performance of the SCPN recipe") bf16 is emulated and over ten times *slower*
+than fp32, so :func:`resolve_precision` falls back to fp32 there, with the reason logged
+(``make bench-scpn`` measures all four on the machine at hand).
 
 - :func:`freeze_lower_layers`: the input embeddings (and an output head tied to them) and the
   lowest ``n`` blocks of every block stack of a Hugging Face model stop training.
