@@ -168,3 +168,53 @@ def test_nothing_kept_reuses_the_real_parser(tmp_path, compose_config, monkeypat
     assert r["exact_match"]["real+syn"] == r["exact_match"]["real"]
     assert r["models"]["target_syn"]["model_dir"] == r["models"]["ap"]["model_dir"]
     assert not (tmp_path / "out" / "full" / "target_syn").exists()
+
+
+def test_multitask_decoder_only_run_shares_one_model(tmp_path, compose_config, monkeypatch):
+    """``multitask=true`` with a tiny decoder-only LM and constrained decoding: one model is the
+    generator, the auxiliary parser and the Real parser (two trainings when something is kept),
+    the +syn model learns the generator pairs too, and every test parse is a valid tree with
+    the utterance's words (the constraint), whatever the two training steps taught."""
+    from paraamr.testing.tiny_models import build_tiny_causal_lm
+    from paraamr.top.pipeline import run
+    from paraamr.top.trees import parse_tree, utterance
+    from paraamr.training import fit as fit_mod
+
+    (tmp_path / "train.seq").write_text("\n".join(TREES) + "\n")
+    lm = build_tiny_causal_lm(tmp_path / "gpt2")
+    trainings = []
+    real_fit = fit_mod.fit
+    monkeypatch.setattr(fit_mod, "fit", lambda *a, **k: trainings.append(1) or real_fit(*a, **k))
+    cfg = compose_config(
+        "top",
+        "model=top_smollm2",
+        *_tiny_overrides(lm, tmp_path / "train.seq", tmp_path / "train.seq", tmp_path / "out"),
+        "model.freeze_layers=1",
+        "model.max_target_length=40",
+        "generation.max_new_tokens=40",
+        "multitask=true",
+        "generation.samples_per_template=2",
+        "stages.parser.trainer.max_steps=2",
+        "stages.parser.trainer.val_check_interval=2",
+    )
+    (r,) = run(cfg)["runs"]
+    work = tmp_path / "out" / "full"
+    assert (work / "multitask" / "model" / "top_module.json").exists()
+    assert not (work / "generator").exists() and not (work / "ap").exists()
+    models = r["models"]
+    assert models["generator"]["model_dir"] == models["ap"]["model_dir"]
+    assert models["generator"]["train_pairs"] == 2 * len(TREES)  # generator + parser pairs
+    kept = r["synthetic_kept"]
+    if kept:
+        assert len(trainings) == 2
+        assert models["target_syn"]["train_pairs"] == 2 * len(TREES) + kept
+    else:
+        assert len(trainings) == 1
+    assert "multitask:True" in r["signature"]["parser"]
+    assert "constrained:True" in r["signature"]["parser"]
+    preds = [json.loads(x) for x in (work / "eval_real" / "predictions.jsonl").open()]
+    assert [utterance(parse_tree(p["pred"])) for p in preds] == [
+        utterance(parse_tree(t)) for t in TREES
+    ]
+    gen = r["generation"]
+    assert gen["generated"] == gen["requested"] and gen["template_matching"] <= gen["valid"]

@@ -26,7 +26,7 @@ from paraamr.errors import ConfigError, DataNotFoundError
 from paraamr.lms.loading import load_lm
 from paraamr.scpn.data import ANSWER_PREFIX, Encoder
 from paraamr.scpn.formats import get_format
-from paraamr.training.recipe import freeze_lower_layers
+from paraamr.training.recipe import causal_answer_nll, freeze_lower_layers
 
 __all__ = ["SCPNModule", "SCPN_CONFIG", "DevBleu"]
 
@@ -133,20 +133,13 @@ class SCPNModule(pl.LightningModule):
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Token cross-entropy of the answer.
 
-        Decoder-only: the output head runs only on the positions that predict an answer token
-        (prompt and padding positions carry label -100 and need no logits), which saves the
-        head's cost (vocabulary x hidden per position) on most of the sequence; the value equals
-        the model's own ``loss`` (tested).
+        Decoder-only: :func:`paraamr.training.recipe.causal_answer_nll` (the output head only
+        on the answer positions; the value equals the model's own ``loss``).
         """
         if self.arch != "causal":
             return self.model(**batch).loss
-        labels = batch["labels"][:, 1:]
-        keep = labels != -100
-        hidden = self.model.base_model(
-            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
-        ).last_hidden_state[:, :-1]
-        logits = self.model.get_output_embeddings()(hidden[keep])
-        return torch.nn.functional.cross_entropy(logits.float(), labels[keep])
+        nll, n = causal_answer_nll(self.model, batch)
+        return nll / n
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss = self.loss(batch)

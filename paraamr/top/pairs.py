@@ -166,7 +166,9 @@ class GenerationReport:
     def as_dict(self) -> dict[str, object]:
         return {
             "requested": self.requested,
+            "generated": self.requested,
             "valid": self.valid,
+            "template_matching": self.valid - self.template_mismatch,
             "invalid": sum(self.invalid.values()),
             "invalid_by_kind": dict(self.invalid),
             "template_mismatch": self.template_mismatch,

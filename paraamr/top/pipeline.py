@@ -17,6 +17,11 @@ utterance per template), under ``<out_dir>/<setting>/``:
    as *real* (same data, seed and settings), so the auxiliary parser is reused, not retrained;
 6. ``eval_*``: exact match on the test set, overall and per template-frequency bucket of ``T``.
 
+``multitask: true`` trains one model on both tasks (generator pairs + parser pairs of ``T``,
+``multitask/``): it is the generator, the auxiliary parser and the *real* parser; *real + syn*
+is trained the same way with the kept trees' parser pairs added, so the two parsers differ
+only in the synthetic pairs.
+
 Every stage reuses its finished outputs, so a rerun after a crash continues where it stopped.
 ``setting.json`` holds counts, scores and a signature.
 """
@@ -51,7 +56,9 @@ def signature(cfg: DictConfig, role: str) -> str:
     m = cfg.model
     steps = (cfg.stages.get(role) or {}).get("trainer", {}).get("max_steps", cfg.trainer.max_steps)
     return (
-        f"top|{role}|model:{m.model_name_or_path}|label_tokens:{m.add_label_tokens}|"
+        f"top|{role}|model:{m.model_name_or_path}|arch:{m.get('arch', 'auto')}|"
+        f"freeze:{m.get('freeze_layers')}|constrained:{m.get('constrained', False)}|"
+        f"multitask:{cfg.get('multitask', False)}|label_tokens:{m.add_label_tokens}|"
         f"lr:{m.lr}|warmup:{m.warmup_steps}|steps:{steps}|batch:{cfg.data.batch_size}|"
         f"top_p:{cfg.generation.top_p}|k:{cfg.generation.samples_per_template}|"
         f"beams:{cfg.parsing.num_beams}|seed:{cfg.seed}"
@@ -137,16 +144,28 @@ def run_setting(
     val_g = generator_pairs(val)
     val_p = _parser_pairs(val, enc)
 
+    multitask = bool(cfg.get("multitask", False))
     # 1-2 generator and samples
-    gen = train_seq2seq(
-        cfg,
-        "generator",
-        generator_pairs(train),
-        val_g,
-        labels,
-        work / "generator",
-        name=f"{name}-generator",
-    )
+    if multitask:
+        gen = train_seq2seq(
+            cfg,
+            "parser",
+            generator_pairs(train) + _parser_pairs(train, enc),
+            val_g + val_p,
+            labels,
+            work / "multitask",
+            name=f"{name}-multitask",
+        )
+    else:
+        gen = train_seq2seq(
+            cfg,
+            "generator",
+            generator_pairs(train),
+            val_g,
+            labels,
+            work / "generator",
+            name=f"{name}-generator",
+        )
     plan = sampling_plan(
         train, int(g.samples_per_template), g.get("n_templates"), seed=int(cfg.seed)
     )
@@ -179,9 +198,12 @@ def run_setting(
     synthetic = [t for _, t in kept]
 
     # 3-4 auxiliary parser and filter
-    ap = train_seq2seq(
-        cfg, "parser", _parser_pairs(train, enc), val_p, labels, work / "ap", name=f"{name}-ap"
-    )
+    if multitask:
+        ap = gen
+    else:
+        ap = train_seq2seq(
+            cfg, "parser", _parser_pairs(train, enc), val_p, labels, work / "ap", name=f"{name}-ap"
+        )
     apmod = Seq2SeqModule.from_saved(ap["model_dir"])
     pkw = dict(
         vocab=vocab,
@@ -229,11 +251,12 @@ def run_setting(
     )
     del apmod
     if kept_trees:
+        extra = generator_pairs(train) if multitask else []
         tgt = train_seq2seq(
             cfg,
             "parser",
-            _parser_pairs(train, enc) + _parser_pairs(kept_trees, enc),
-            val_p,
+            extra + _parser_pairs(train, enc) + _parser_pairs(kept_trees, enc),
+            val_g + val_p if multitask else val_p,
             labels,
             work / "target_syn",
             name=f"{name}-target-syn",

@@ -11,6 +11,10 @@ than fp32, so :func:`resolve_precision` falls back to fp32 there, with the reaso
   lowest ``n`` blocks of every block stack of a Hugging Face model stop training.
 - :func:`cpu_bf16_support` / :func:`resolve_precision`: the Lightning precision to use.
 - :func:`training_threads`: the cores this process may use (``torch.set_num_threads``).
+- :func:`train_new_embedding_rows`: added tokens (TOP labels) keep training under frozen
+  embeddings.
+- :func:`causal_answer_nll`: a decoder-only model's loss on the answer, the output head run on
+  the answer positions only (SCPN and TOP).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ __all__ = [
     "cpu_bf16_support",
     "resolve_precision",
     "training_threads",
+    "train_new_embedding_rows",
+    "causal_answer_nll",
 ]
 
 log = logging.getLogger(__name__)
@@ -157,3 +163,49 @@ def training_threads(requested: int | None = None) -> int:
     n = requested or len(os.sched_getaffinity(0))
     torch.set_num_threads(n)
     return n
+
+
+def train_new_embedding_rows(model: Any, first: int) -> int:
+    """Let the embedding rows from ``first`` on train while the rows below stay frozen (the
+    label tokens added to a vocabulary whose embeddings :func:`freeze_lower_layers` froze; an
+    output head tied to the embeddings trains the same rows). A gradient hook zeroes the
+    gradient of the old rows, so Adam without weight decay leaves them unchanged.
+
+    Returns the number of rows that train (0: nothing changed).
+    """
+    emb = model.get_input_embeddings().weight
+    rows = emb.shape[0] - first
+    if rows <= 0 or emb.requires_grad:
+        return 0
+    emb.requires_grad_(True)
+
+    def keep_old_rows(grad: Any) -> Any:
+        grad = grad.clone()
+        grad[:first] = 0
+        return grad
+
+    emb.register_hook(keep_old_rows)
+    log.info("embedding rows %d-%d (added tokens) train; the other %d stay frozen",
+             first, emb.shape[0] - 1, first)  # fmt: skip
+    return rows
+
+
+def causal_answer_nll(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
+    """``(summed token cross-entropy, tokens)`` of the answer of a decoder-only batch
+    (``input_ids``, ``attention_mask``, ``labels`` with -100 on the prompt and padding).
+
+    The output head runs only on the positions that predict an answer token (prompt and
+    padding positions need no logits), which saves the head's cost (vocabulary x hidden per
+    position) on most of the sequence; ``sum / tokens`` equals the model's own ``loss``
+    (tested).
+    """
+    import torch
+
+    labels = batch["labels"][:, 1:]
+    keep = labels != -100
+    hidden = model.base_model(
+        input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
+    ).last_hidden_state[:, :-1]
+    logits = model.get_output_embeddings()(hidden[keep])
+    nll = torch.nn.functional.cross_entropy(logits.float(), labels[keep], reduction="sum")
+    return nll, int(keep.sum())
