@@ -4,6 +4,8 @@
 [[0, 1], [2, 3], [4]]
 >>> list(limited(iter("abc"), 2)), list(limited("abc", None))
 (['a', 'b'], ['a', 'b', 'c'])
+>>> list(length_batches([3, 1, 2], 2))
+[[1, 2], [0]]
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,6 +21,8 @@ from paraamr.errors import ConfigError
 
 __all__ = [
     "chunked",
+    "length_batches",
+    "map_length_batches",
     "limited",
     "write_json_atomic",
     "fsync_dir",
@@ -45,6 +49,50 @@ def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
             buf = []
     if buf:
         yield buf
+
+
+def length_batches(
+    lengths: Sequence[int], batch_size: int, *, longest_first: bool = False
+) -> Iterator[list[int]]:
+    """Indices in batches of ``batch_size``, sorted by ``lengths`` (stable: equal lengths keep
+    input order), so each batch pads to similar lengths. The one length-sorted batching of the
+    project (generation, encoding, scoring).
+
+    >>> list(length_batches([5, 1, 5, 2], 2, longest_first=True))
+    [[0, 2], [3, 1]]
+    """
+    if batch_size < 1:
+        raise ConfigError(f"batch size must be >= 1, got {batch_size}")
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i] if longest_first else lengths[i])
+    for start in range(0, len(order), batch_size):
+        yield order[start : start + batch_size]
+
+
+def map_length_batches(
+    items: Sequence[T],
+    fn: Callable[[list[T]], Sequence[Any]],
+    batch_size: int,
+    *,
+    lengths: Sequence[int] | None = None,
+    longest_first: bool = False,
+) -> list[Any]:
+    """``fn`` over length-sorted batches of ``items``, one result per item in input order.
+
+    Args:
+        lengths: a length per item (``None``: ``len(item)``).
+
+    >>> map_length_batches(["ccc", "a", "bb"], lambda b: [x.upper() for x in b], 2)
+    ['CCC', 'A', 'BB']
+    """
+    lens = [len(x) for x in items] if lengths is None else list(lengths)  # type: ignore[arg-type]
+    out: list[Any] = [None] * len(items)
+    for idx in length_batches(lens, batch_size, longest_first=longest_first):
+        res = fn([items[i] for i in idx])
+        if len(res) != len(idx):
+            raise ValueError(f"{len(res)} results for a batch of {len(idx)}")
+        for i, r in zip(idx, res, strict=True):
+            out[i] = r
+    return out
 
 
 def limited(items: Iterable[T], limit: int | None) -> Iterable[T]:

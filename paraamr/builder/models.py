@@ -11,12 +11,12 @@ Tests use tiny random models in the same on-disk formats (:mod:`paraamr.testing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from paraamr.utils import TORCH_DTYPES, precision
+from paraamr.utils import TORCH_DTYPES, map_length_batches, precision
 
-__all__ = ["AmrlibStog", "AmrlibGenerator", "HFGenerator", "sorted_batches"]
+__all__ = ["AmrlibStog", "AmrlibGenerator", "HFGenerator"]
 
 log = logging.getLogger(__name__)
 
@@ -48,21 +48,6 @@ def _load_hf(auto_cls, name: str, device: str, dtype: str | None):
     tok = AutoTokenizer.from_pretrained(name)
     model = _to_dtype(auto_cls.from_pretrained(name).to(device), dtype, device)
     return tok, model.eval()
-
-
-def sorted_batches(items: Sequence[str], fn: Callable[[list[str]], list], batch_size: int) -> list:
-    """Apply ``fn`` to length-sorted batches (longest first) and return results in input order.
-
-    >>> sorted_batches(["ccc", "a", "bb"], lambda b: [len(x) for x in b], 2)
-    [3, 1, 2]
-    """
-    order = sorted(range(len(items)), key=lambda i: -len(items[i]))
-    out: list = [None] * len(items)
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
-        for i, r in zip(idx, fn([items[i] for i in idx]), strict=True):
-            out[i] = r
-    return out
 
 
 def _check_model_dir(model_dir: str, what: str) -> None:
@@ -146,7 +131,7 @@ class AmrlibGenerator:
             return list(zip(sents, clips, strict=True))
 
         with torch.inference_mode():
-            return sorted_batches(list(graphs), run, self.batch_size)
+            return map_length_batches(list(graphs), run, self.batch_size, longest_first=True)
 
 
 class HFGenerator:
@@ -193,4 +178,4 @@ class HFGenerator:
             return list(zip(texts, clipped, strict=True))
 
         with torch.inference_mode():
-            return sorted_batches(list(graphs), run, self.batch_size)
+            return map_length_batches(list(graphs), run, self.batch_size, longest_first=True)

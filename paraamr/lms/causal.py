@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 
 from paraamr.errors import ConfigError
-from paraamr.utils import TORCH_DTYPES, precision
+from paraamr.utils import TORCH_DTYPES, length_batches, precision
 
 __all__ = ["CausalLMScorer", "mean_nll"]
 
@@ -106,12 +106,11 @@ class CausalLMScorer:
 
         bs = batch_size or self.batch_size
         ids = [self._ids(s) for s in sentences]
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
         pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         out = [float("nan")] * len(ids)
         with torch.inference_mode():
-            for start in range(0, len(order), bs):
-                idx = [i for i in order[start : start + bs] if len(ids[i]) >= 2]
+            for batch in length_batches([len(x) for x in ids], bs, longest_first=True):
+                idx = [i for i in batch if len(ids[i]) >= 2]
                 if not idx:
                     continue
                 width = max(len(ids[i]) for i in idx)

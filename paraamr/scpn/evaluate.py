@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.errors import DataNotFoundError, ParaAMRError
+from paraamr.utils import map_length_batches
 
 __all__ = [
     "TEST_SETS",
@@ -309,13 +310,8 @@ def model_generator(module: Any, batch_size: int = 16, num_beams: int | None = N
         segs = [module.fmt.segments(s, sp, tp) for s, tp, sp in zip(sources, tparses, sparses,
                                                                    strict=True)]  # fmt: skip
         lengths = [len(module.encoder.input_ids(x)) for x in segs]
-        order = sorted(range(len(segs)), key=lambda i: lengths[i])
-        outs: list[str] = [""] * len(segs)
-        for b in range(0, len(order), batch_size):
-            idx = order[b : b + batch_size]
-            for i, o in zip(idx, module.generate_texts([segs[i] for i in idx], num_beams),
-                            strict=True):  # fmt: skip
-                outs[i] = o
-        return outs
+        return map_length_batches(
+            segs, lambda b: module.generate_texts(b, num_beams), batch_size, lengths=lengths
+        )
 
     return generate

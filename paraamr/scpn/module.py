@@ -27,6 +27,7 @@ from paraamr.lms.loading import load_lm
 from paraamr.scpn.data import ANSWER_PREFIX, Encoder
 from paraamr.scpn.formats import get_format
 from paraamr.training.recipe import causal_answer_nll, freeze_lower_layers
+from paraamr.utils import map_length_batches
 
 __all__ = ["SCPNModule", "SCPN_CONFIG", "DevBleu"]
 
@@ -316,11 +317,10 @@ class DevBleu:
 
         pairs = list(module.trainer.datamodule.dev[: self.limit])
         segs = [module.encoder.segments(p) for p in pairs]
-        order = sorted(range(len(segs)), key=lambda i: len(segs[i][0][0]))
-        outs = [""] * len(segs)
-        for b in range(0, len(order), self.batch_size):
-            idx = order[b : b + self.batch_size]
-            texts = module.generate_texts([segs[i] for i in idx], num_beams=self.num_beams)
-            for i, t in zip(idx, texts, strict=True):
-                outs[i] = t
+        outs = map_length_batches(
+            segs,
+            lambda b: module.generate_texts(b, num_beams=self.num_beams),
+            self.batch_size,
+            lengths=[len(s[0][0]) for s in segs],
+        )
         return float(sacrebleu.corpus_bleu(outs, [[p.target for p in pairs]]).score)

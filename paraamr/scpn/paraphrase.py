@@ -31,6 +31,7 @@ from typing import Any
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.errors import ParaAMRError
+from paraamr.utils import map_length_batches
 
 __all__ = ["Paraphraser", "paraphrase", "paraphrase_to_dir"]
 
@@ -236,12 +237,14 @@ class Paraphraser:
                 r["truncated"] = True
                 self.counts["truncated"] += 1
             segs.append(s)
-        order = sorted(range(len(rows)), key=lambda i: lengths[i])
-        for b in range(0, len(order), self.batch_size):
-            idx = order[b : b + self.batch_size]
-            outs = self.module.generate_texts([segs[i] for i in idx], num_beams=self.num_beams)
-            for i, o in zip(idx, outs, strict=True):
-                rows[i]["output"] = o
+        outs = map_length_batches(
+            segs,
+            lambda b: self.module.generate_texts(b, num_beams=self.num_beams),
+            self.batch_size,
+            lengths=lengths,
+        )
+        for r, o in zip(rows, outs, strict=True):
+            r["output"] = o
         self.counts["generated"] += len(rows)
         if self.module.output_format == "tree":
             for k in ("follows_template", "repaired", "failed"):

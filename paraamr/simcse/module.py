@@ -43,6 +43,7 @@ from paraamr.errors import ConfigError, InputError, ParaAMRError
 from paraamr.simcse.loss import simcse_loss
 from paraamr.sts.readers import STSB_FILE
 from paraamr.training.callbacks import PeriodicEval
+from paraamr.utils import length_batches
 
 __all__ = [
     "POOLINGS",
@@ -234,12 +235,10 @@ class SimCSEModule(pl.LightningModule):
         if not sentences:
             return out
         max_len = max_seq_length or self.hparams.max_seq_length
-        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
         was_training = self.training
         self.eval()
         try:
-            for start in range(0, len(order), batch_size):
-                idx = order[start : start + batch_size]
+            for idx in length_batches([len(s) for s in sentences], batch_size):
                 feats = self.tokenizer(
                     [sentences[i] for i in idx],
                     padding=True,

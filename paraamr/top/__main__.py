@@ -93,19 +93,20 @@ def parse_lines(
     import sys
     from collections import Counter
 
-    from paraamr.builder.models import sorted_batches
     from paraamr.top.encoding import LabelVocab
     from paraamr.top.model import Seq2SeqModule
     from paraamr.top.stages import decode_parse
     from paraamr.top.surface import tokenizer_normalizer
+    from paraamr.utils import map_length_batches
 
     module = Seq2SeqModule.from_saved(model_dir)
     vocab = LabelVocab.from_labels(module.settings["labels"])
     normalize = tokenizer_normalizer(module.tokenizer)
     utts = [" ".join(line.split()) for line in lines]
     live = [k for k, u in enumerate(utts) if u]
-    outs = sorted_batches([utts[k] for k in live],
-                          lambda b: module.generate(b, num_beams=beams), batch_size)  # fmt: skip
+    outs = map_length_batches([utts[k] for k in live],
+                              lambda b: module.generate(b, num_beams=beams), batch_size,
+                              longest_first=True)  # fmt: skip
     c: Counter = Counter(utterances=len(live), empty_input=len(utts) - len(live))
     result = [""] * len(utts)
     for k, o in zip(live, outs, strict=True):

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from paraamr.validity.correlation import METHODS, _pearson
+from paraamr.validity.correlation import METHODS, pearson
 
 __all__ = ["SplitHalf", "spearman_brown", "split_half", "half_means"]
 
@@ -87,7 +87,7 @@ def split_half(
     >>> sh.r_half, sh.r_full, sh.n_items
     (1.0, 1.0, 3)
     """
-    fn = _pearson if method == "pearson" else METHODS[method]
+    fn = pearson if method == "pearson" else METHODS[method]
     kept = [list(map(float, j)) for j in judgements if len(j) >= 2]
     n = len(kept)
     if n < 3:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from paraamr.validity.correlation import rank, weighted_ranks
+from paraamr.validity.correlation import weighted_ranks
 
 __all__ = [
     "PAPER_THRESHOLDS",
@@ -56,35 +56,38 @@ def roc_curve(
     scores: Sequence[float], labels: Sequence[bool]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(fpr, tpr, thresholds)``: one point per distinct score, from the highest down, the
-    first point (0, 0) at threshold ``+inf``; a sample is predicted positive when score >= t.
+    first point (0, 0) at threshold ``+inf``; a sample is predicted positive when score >= t
+    (``sklearn.metrics.roc_curve`` with every point kept; a class that is absent gives rates
+    of 0 rather than scikit-learn's ``nan``).
 
     >>> fpr, tpr, t = roc_curve([0.9, 0.8, 0.8, 0.1], [True, False, True, False])
     >>> fpr.tolist(), tpr.tolist()
     ([0.0, 0.0, 0.5, 1.0], [0.0, 0.5, 1.0, 1.0])
     """
+    import warnings
+
+    from sklearn.metrics import roc_curve as sk_roc_curve
+
     s, y = _clean(scores, labels)
-    order = np.argsort(-s, kind="mergesort")
-    s, y = s[order], y[order]
-    last = np.r_[np.flatnonzero(s[1:] != s[:-1]), s.size - 1]  # end of each tie block
-    tp = np.cumsum(y)[last]
-    fp = np.cumsum(~y)[last]
-    p, n = max(int(y.sum()), 1), max(int((~y).sum()), 1)
-    return (
-        np.r_[0.0, fp / n],
-        np.r_[0.0, tp / p],
-        np.r_[np.inf, s[last]],
-    )
+    if s.size == 0:
+        return np.zeros(1), np.zeros(1), np.array([np.inf])
+    with warnings.catch_warnings():  # one class only: scikit-learn warns and returns nan
+        warnings.simplefilter("ignore")
+        fpr, tpr, thr = sk_roc_curve(y, s, drop_intermediate=False)
+    thr = thr.astype(np.float64)
+    thr[0] = np.inf
+    return np.nan_to_num(fpr, nan=0.0), np.nan_to_num(tpr, nan=0.0), thr
 
 
 def auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
     """Area under the ROC curve: P(score of a random positive > a random negative's), ties half
-    (the Mann-Whitney U statistic over n_pos * n_neg); ``nan`` with one class only."""
+    (``sklearn.metrics.roc_auc_score``); ``nan`` with one class only."""
+    from sklearn.metrics import roc_auc_score
+
     s, y = _clean(scores, labels)
-    n_pos, n_neg = int(y.sum()), int((~y).sum())
-    if n_pos == 0 or n_neg == 0:
+    if y.all() or not y.any():
         return float("nan")
-    r = rank(s)
-    return float((r[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+    return float(roc_auc_score(y, s))
 
 
 def auc_resampled(
