@@ -7,6 +7,9 @@ synthetic trees per template of each run for inspection.
 - Table 2 (data, AP filter, target parser, #samples, exact match): every ``full`` run;
 - Table 3 (exact match by template frequency f >= 5, f < 5, f = 0): every ``full`` run;
 - Table 4 (low-resource, mean ± std over subsamples): every ``low_resource`` run.
+
+Runs of one configuration that differ only in the seed (a Hydra multirun ``seed=0,1,2``) are
+pooled into one row, mean ± std over every seed's training sets (:func:`pool_seeds`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import shutil
 from pathlib import Path
 
 from paraamr.paper import PAPER_TOP_TABLE2, PAPER_TOP_TABLE3, PAPER_TOP_TABLE4
+from paraamr.tables.sweep import mean_std
 
 BUCKETS = ("f>=5", "f<5", "f=0")
 KEYS = (("real", "Real"), ("real+syn", "+syn"))
@@ -37,6 +41,50 @@ def _pm(d: dict) -> str:
     if d["mean"] is None:
         return "–"
     return _fmt(d["mean"]) if d["n"] < 2 else f"{d['mean']:.2f} ± {d['std']:.2f}"
+
+
+def _stat(xs: list) -> dict:
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return {"mean": None, "std": None, "n": 0}
+    m, sd = mean_std(xs)
+    return {"mean": m, "std": sd, "n": len(xs)}
+
+
+def pool_seeds(runs: list[dict]) -> list[dict]:
+    """One summary per configuration: ``top.json`` summaries whose configs differ only in
+    ``seed`` and ``out_dir`` are merged, their aggregates recomputed over all their training
+    sets (one per seed in the ``full`` setting), with ``seeds`` listing the seeds.
+
+    >>> def run(seed, em):
+    ...     r = {"exact_match": {k: {"overall": {"exact_match": em}} for k in ("real", "real+syn")},
+    ...          "samples": {"real": 10, "real+syn": 12}}
+    ...     return {"name": "w", "setting": "full", "runs": [r],
+    ...             "config": {"seed": seed, "out_dir": f"o{seed}", "model": {"lr": 1}}}
+    >>> (p,) = pool_seeds([run(0, 30.0), run(1, 40.0)])
+    >>> p["seeds"], p["aggregate"]["real"]["overall"]
+    ([0, 1], {'mean': 35.0, 'std': 7.0711, 'n': 2})
+    """
+    groups: dict[str, list[dict]] = {}
+    for run in runs:
+        cfg = {k: v for k, v in run["config"].items() if k not in ("seed", "out_dir")}
+        groups.setdefault(json.dumps(cfg, sort_keys=True, default=str), []).append(run)
+    out = []
+    for members in groups.values():
+        if len(members) == 1:
+            out.append({**members[0], "seeds": [members[0]["config"].get("seed")]})
+            continue
+        members = sorted(members, key=lambda r: r["config"].get("seed", 0))
+        inner = [r for m in members for r in m["runs"]]
+        agg = {}
+        for key, _ in KEYS:
+            buckets = inner[0]["exact_match"][key]
+            agg[key] = {b: _stat([r["exact_match"][key][b]["exact_match"] for r in inner])
+                        for b in buckets}  # fmt: skip
+            agg[key]["samples"] = _stat([r["samples"][key] for r in inner])
+        out.append({**members[0], "runs": inner, "aggregate": agg,
+                    "seeds": [m["config"].get("seed") for m in members]})  # fmt: skip
+    return out
 
 
 def table2(runs: list[dict]) -> tuple[list[str], list[dict]]:
@@ -196,11 +244,16 @@ def _notes(runs: list[dict]) -> list[str]:
                 f"AP kept {f.get('kept', r['synthetic_kept']):,}; signature "
                 f"`{r['signature']['parser']}`"
             )
-    offline = any("minilm" in str(r["config"]["model"]["model_name_or_path"]) for r in runs)
+    for run in runs:
+        seeds = run.get("seeds") or []
+        if len(seeds) > 1:
+            out.append(f"- {run['name']} ({run['setting']}): mean ± std over seeds {seeds}")
+    models = sorted({str(r["config"]["model"]["model_name_or_path"]) for r in runs})
+    offline = [m for m in models if m in ("minilm", "smollm2")]
     if offline:
         out += [
             "",
-            "Offline analogue (MiniLM warm-started seq2seq, CPU step budget, other data sizes): "
+            f"Offline analogue ({', '.join(offline)}, CPU step budget, other data sizes): "
             "compare our rows with each other, not with the paper's values.",
         ]
     return out
@@ -224,12 +277,13 @@ def main(argv: list[str] | None = None) -> dict[str, Path]:
     a = ap.parse_args(argv)
     paths = sorted({p for pat in a.runs for p in (glob.glob(pat) or [pat])})
     runs = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+    pooled = pool_seeds(runs)
     if not runs:
         raise SystemExit("no top.json given: run experiments/top.py first")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    full = [r for r in runs if r["setting"] == "full"]
-    low = [r for r in runs if r["setting"] == "low_resource"]
+    full = [r for r in pooled if r["setting"] == "full"]
+    low = [r for r in pooled if r["setting"] == "low_resource"]
     written = {}
     for name, fn, sel in (
         ("table2", table2, full),
