@@ -85,7 +85,7 @@ build-demo: tiny-models ## offline demo: gold Little Prince AMR graphs -> re-foc
 
 CORPUS ?= results/build/corpus.jsonl
 table1: setup ## Table 1 statistics of a corpus: make table1 CORPUS=file.jsonl
-	$(PY) -m paraamr.builder table1 $(CORPUS)
+	$(PY) -m paraamr.cli table1 $(CORPUS)
 
 bench-simcse: setup ## SimCSE training sentences/s (pl.Trainer, same batch) and STS evaluation time: MiniLM vs random bert-base
 	$(PY) benchmarks/bench_simcse.py --out results/bench/simcse.json

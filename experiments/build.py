@@ -6,12 +6,12 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
-from paraamr.builder.run import run_build
+from paraamr.tables.table1 import build_corpus
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="build")
 def main(cfg: DictConfig) -> None:
-    run_build(cfg)
+    build_corpus(cfg)
 
 
 if __name__ == "__main__":

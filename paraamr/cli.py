@@ -5,6 +5,8 @@ paraamr metric bleu pairs.tsv          # source<TAB>paraphrase per line -> one v
 paraamr metric ted trees.tsv --trees   # tree<TAB>tree per line
 paraamr score corpus.jsonl --out results/one   # one corpus, all five metrics, signed
 paraamr paraphrase --model DIR --template "(ROOT (S (NP) (VP) (.)))" < sentences.txt
+paraamr build-merge --out DIR --num-shards 4     # join a sharded build, write its Table 1
+paraamr table1 corpus.jsonl                     # Table 1 statistics of a built corpus
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import argparse
 import json
 import sys
 import tempfile
+from pathlib import Path
 
 from paraamr.corpus.readers import FORMATS
 
@@ -122,6 +125,22 @@ def _cmd_score(a) -> None:
     print(json.dumps(table2_row(out, "corpus"), indent=2))
 
 
+def _cmd_build_merge(a) -> None:
+    from paraamr.tables.table1 import merge_corpus
+
+    merge_corpus(a.out, a.num_shards)
+
+
+def _cmd_table1(a) -> None:
+    from paraamr.builder.stats import table1_stats
+    from paraamr.tables.table1 import render_table1
+
+    with open(a.corpus, encoding="utf-8") as fh:
+        stats = table1_stats(json.loads(line) for line in fh)
+    print(render_table1(Path(a.corpus).name, stats, a.corpus))
+    json.dump(stats, sys.stdout, indent=2)
+
+
 def _cmd_paraphrase(a) -> None:
     from paraamr.scpn.cli import run_paraphrase
 
@@ -159,6 +178,13 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--out", default=None)
     s.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     s.set_defaults(func=_cmd_score)
+    b = sub.add_parser("build-merge", help="merge a sharded build's shards + its Table 1")
+    b.add_argument("--out", required=True, help="the build's out_dir")
+    b.add_argument("--num-shards", type=int, required=True)
+    b.set_defaults(func=_cmd_build_merge)
+    t1 = sub.add_parser("table1", help="Table 1 statistics of a built corpus (JSON lines)")
+    t1.add_argument("corpus")
+    t1.set_defaults(func=_cmd_table1)
     from paraamr.scpn.cli import add_paraphrase_parser
 
     add_paraphrase_parser(sub).set_defaults(func=_cmd_paraphrase)

@@ -315,7 +315,16 @@ def test_submitit_local_job_array_then_merge(little_prince, tmp_path):
         check=True,
     )
     subprocess.run(
-        [sys.executable, "-m", "paraamr.builder", "merge", "--out", str(out), "--num-shards", "2"],
+        [
+            sys.executable,
+            "-m",
+            "paraamr.cli",
+            "build-merge",
+            "--out",
+            str(out),
+            "--num-shards",
+            "2",
+        ],
         cwd=ROOT,
         check=True,
     )

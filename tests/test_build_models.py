@@ -10,9 +10,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from paraamr.builder.run import run_build  # noqa: E402
 from paraamr.lms import CausalLMScorer  # noqa: E402
 from paraamr.signature import Signature  # noqa: E402
+from paraamr.tables.table1 import build_corpus as run_build  # noqa: E402
 from paraamr.testing.tiny_models import (  # noqa: E402
     build_tiny_causal_lm,
     build_tiny_gtos,

@@ -3,9 +3,10 @@
 Layers, bottom up: the foundations (errors, utils, signature, data, shards, tracking, paper),
 the library (corpus, metrics, parsers, amr, training, and the stage packages builder, simcse,
 sts, top and those that follow), then the paper-table orchestration (``paraamr.tables``), then the
-entry points (``paraamr.cli``, ``experiments/``, ``analysis/``). A stage package's own config
-runners (``run.py``, ``__main__.py``, ``demo.py``) may write tables; nothing else below
-``paraamr.tables`` may import it.
+entry points (``paraamr.cli``, ``experiments/``, ``analysis/``). Nothing below
+``paraamr.tables`` imports it: a stage that ends in a paper table (the builder's Table 1) returns
+its numbers, and the table layer or the entry point writes the table. No two modules import
+each other, directly or through others (imports inside functions count).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import pytest
 PKG = Path(__file__).resolve().parents[1] / "paraamr"
 FOUNDATION = {"errors", "utils", "signature", "data", "shards", "tracking", "paper"}
 CORE = {"corpus", "metrics", "parsers", "amr"}
-RUNNERS = {"run.py", "__main__.py", "demo.py"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -54,8 +54,6 @@ def test_no_module_imports_a_higher_layer(rel, layer):
         allowed = FOUNDATION | CORE | {"paraamr"}
     elif layer in ("tables", "cli"):
         return  # orchestration and entry points may import anything in the package
-    elif rel.name in RUNNERS:
-        return
     else:  # a stage package or training: anything but orchestration and entry points
         allowed = None
     forbidden = {"tables", "cli", "experiments", "analysis"}
@@ -71,3 +69,63 @@ def test_every_paraamr_import_resolves(rel, layer):
     for module in _imports(PKG / rel):
         if module.startswith("paraamr"):
             assert importlib.util.find_spec(module) is not None, f"paraamr/{rel}: {module}"
+
+
+def _module_name(rel: Path) -> str:
+    parts = ("paraamr", *rel.with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the package modules it imports (``from pkg import sub`` names ``pkg.sub``)."""
+    names = {_module_name(p.relative_to(PKG)): p for p in PKG.rglob("*.py")}
+    graph = {}
+    for name, path in names.items():
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                edges |= {f"{node.module}.{a.name}" for a in node.names} | {node.module}
+            elif isinstance(node, ast.Import):
+                edges |= {a.name for a in node.names}
+        graph[name] = {m for m in edges if m in names and m != name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan).
+
+    >>> import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+    [['a', 'b', 'c']]
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles():
+    assert import_cycles(_import_graph()) == []

@@ -1,5 +1,6 @@
 """Run the corpus builder from a Hydra config (``conf/build.yaml``); used by
-``experiments/build.py`` and the tests."""
+:func:`paraamr.tables.table1.build_corpus` (``experiments/build.py``) and the tests. Table 1
+is written by the table layer (:mod:`paraamr.tables.table1`), not here."""
 
 from __future__ import annotations
 
@@ -39,9 +40,9 @@ def make_builder(cfg: DictConfig) -> Builder:
 
 
 def finish_build(out_dir: str, num_shards: int) -> dict:
-    """Merge shards into ``corpus.jsonl`` (+ ``corpus.rejects.jsonl``) and write Table 1 stats."""
+    """Merge shards into ``corpus.jsonl`` (+ ``corpus.rejects.jsonl``); returns and writes
+    (``build_summary.json``) the Table 1 statistics, the counts and the signature."""
     from paraamr.builder.stats import table1_stats
-    from paraamr.tables.table1 import write_table1
 
     out = Path(out_dir)
     totals = merge_build(out, num_shards, out / "corpus.jsonl")
@@ -51,15 +52,12 @@ def finish_build(out_dir: str, num_shards: int) -> dict:
     sig = Signature(prog["settings"]["builder"])
     summary = {"table1": stats, "counts": totals, "signature": sig}
     (out / "build_summary.json").write_text(json.dumps(summary, indent=2))
-    f = sig.fields
-    note = f"stog={f['stog']}, generator={f['generator']}, lm={f['lm']}"
-    write_table1("ours", stats, out, note)
-    print((out / "table1.md").read_text())
-    print(f"counts: {totals}")
     return summary
 
 
 def run_build(cfg: DictConfig) -> dict:
+    """Build (one shard, or all) and, when merging, return :func:`finish_build`'s summary
+    (else the shard's state)."""
     logging.getLogger("penman").setLevel(logging.WARNING)  # penman logs every graph at INFO
     builder = make_builder(cfg)
     state = build_shard(

@@ -1,4 +1,5 @@
-"""One interface for constituency parser backends.
+"""One interface for constituency parser backends (the types in :mod:`paraamr.parsers.types`,
+which the backends import; this module builds them by name).
 
 A backend turns sentences into :class:`Parsed` results (tokens + PTB bracket string), batched, and
 reports a failure per sentence as a :class:`~paraamr.errors.ParserError` instead of raising, so the
@@ -11,33 +12,13 @@ caller decides (raise with file and line, or skip and count).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Iterable
 
 from paraamr.errors import ConfigError, ParserError
+from paraamr.parsers.types import Parsed, ParserBackend
+from paraamr.utils import map_length_batches
 
 __all__ = ["Parsed", "ParserBackend", "parse_unique", "make_parser", "BACKENDS"]
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """A parsed sentence: the parser's tokens (as written) and a PTB bracket string."""
-
-    tokens: tuple[str, ...]
-    tree: str
-
-
-class ParserBackend(Protocol):
-    name: str
-
-    def signature(self) -> str:
-        """Which parser and model produced the trees, e.g. ``spacy-projection(...)``."""
-        ...
-
-    def parse(self, sentences: Sequence[str]) -> list[Parsed | ParserError]:
-        """Parse a batch; one result per input, in order."""
-        ...
 
 
 def parse_unique(
@@ -45,12 +26,7 @@ def parse_unique(
 ) -> dict[str, Parsed | ParserError]:
     """Parse each distinct sentence once, in batches sorted by length (less padding)."""
     uniq = list(dict.fromkeys(sentences))
-    uniq.sort(key=len)
-    out: dict[str, Parsed | ParserError] = {}
-    for i in range(0, len(uniq), batch_size):
-        batch = uniq[i : i + batch_size]
-        out.update(zip(batch, parser.parse(batch), strict=True))
-    return out
+    return dict(zip(uniq, map_length_batches(uniq, parser.parse, batch_size), strict=True))
 
 
 BACKENDS = ("spacy", "stanza", "gold")

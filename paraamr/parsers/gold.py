@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from paraamr.errors import ParserError, TreeError
 from paraamr.metrics.trees import leaves, parse_bracketed
-from paraamr.parsers.base import Parsed
+from paraamr.parsers.types import Parsed
 
 __all__ = ["GoldParser"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from paraamr.errors import ParserError
-from paraamr.parsers.base import Parsed
+from paraamr.parsers.types import Parsed
 
 __all__ = ["StanzaParser", "tree_to_parsed", "DOWNLOAD_HINT"]
 

@@ -94,7 +94,7 @@ class Paraphraser:
         if parse_generator == "retrieval":
             gen: Any = retrieval
         else:
-            gen = Seq2seqParseGenerator(parse_generator, fallback=retrieval)
+            gen = Seq2seqParseGenerator(SCPNModule.load(parse_generator), fallback=retrieval)
             if device:
                 gen.module.to(device)
         return cls(module, gen, parser, batch_size, num_beams)

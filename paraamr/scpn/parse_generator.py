@@ -214,17 +214,13 @@ class Seq2seqParseGenerator:
     ``parsegen``), with retrieval as the fallback for invalid outputs.
 
     Args:
-        module: the trained module (or a model dir, loaded with ``SCPNModule.load``).
+        module: the trained module (``SCPNModule.load(model_dir)``).
         fallback: the retrieval generator for outputs that are not a fitting tree.
     """
 
     name = "seq2seq"
 
     def __init__(self, module: Any, fallback: RetrievalParseGenerator | None = None) -> None:
-        if isinstance(module, (str, os.PathLike)):
-            from paraamr.scpn.module import SCPNModule
-
-            module = SCPNModule.load(module)
         self.module = module
         self.fallback = fallback
         self.counts: Counter = Counter()

@@ -15,7 +15,8 @@ from pathlib import Path
 from paraamr.paper import PAPER_TABLE1
 from paraamr.tables.render import Column, Layout, render_markdown, write_table
 
-__all__ = ["TABLE1", "render_table1", "write_table1"]
+__all__ = ["TABLE1", "render_table1", "write_table1", "write_build_table1", "merge_corpus",
+           "build_corpus"]  # fmt: skip
 
 TABLE1 = Layout(
     name="table1",
@@ -43,3 +44,35 @@ def render_table1(name: str, stats: dict, note: str) -> str:
 def write_table1(name: str, stats: dict, out_dir: str | os.PathLike, note: str) -> dict[str, Path]:
     """``table1.{md,csv,json}`` under ``out_dir``."""
     return write_table(TABLE1, [{"dataset": name, **stats}], out_dir, {"run_kind": note})
+
+
+def write_build_table1(out_dir: str | os.PathLike, summary: dict) -> dict[str, Path]:
+    """Table 1 of a finished build (``summary`` of :func:`paraamr.builder.run.finish_build`),
+    its note naming the build's models; printed with the counts."""
+    from paraamr.signature import Signature
+
+    f = Signature(summary["signature"]).fields
+    note = f"stog={f['stog']}, generator={f['generator']}, lm={f['lm']}"
+    paths = write_table1("ours", summary["table1"], out_dir, note)
+    print(paths["md"].read_text(encoding="utf-8"))
+    print(f"counts: {summary['counts']}")
+    return paths
+
+
+def merge_corpus(out_dir: str | os.PathLike, num_shards: int) -> dict:
+    """Merge a sharded build's finished shards and write its Table 1."""
+    from paraamr.builder.run import finish_build
+
+    summary = finish_build(str(out_dir), num_shards)
+    write_build_table1(out_dir, summary)
+    return summary
+
+
+def build_corpus(cfg) -> dict:  # noqa: ANN001 - a Hydra DictConfig
+    """``experiments/build.py``: build, and write Table 1 when the shards were merged."""
+    from paraamr.builder.run import run_build
+
+    result = run_build(cfg)
+    if "table1" in result:
+        write_build_table1(cfg.out_dir, result)
+    return result
