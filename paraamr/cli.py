@@ -18,8 +18,32 @@ import tempfile
 from pathlib import Path
 
 from paraamr.corpus.readers import FORMATS
+from paraamr.errors import cli_errors
 
 METRIC_NAMES = ("similarity", "bleu", "iou", "ted3", "tedf")
+
+
+def _depth(text: str) -> int:
+    """argparse type of ``--depth``: a whole number >= 1."""
+    try:
+        d = int(text)
+    except ValueError:
+        d = 0
+    if d < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return d
+
+
+def _existing_file(path: str | None) -> None:
+    """Fail before any model loads when an input file is missing (``-``: stdin)."""
+    if path and path != "-" and not Path(path).is_file():
+        raise FileNotFoundError(2, "No such file or directory", path)
+
+
+def _ted_variants() -> list[str]:
+    from paraamr.metrics.ted import VARIANTS
+
+    return sorted(VARIANTS)
 
 
 def _pairs(path: str | None, skips):
@@ -47,9 +71,10 @@ def _cmd_ted(a) -> None:
 
 
 def _cmd_metric(a) -> None:
-    from paraamr.corpus.errors import SkipLog
+    from paraamr.corpus.errors import CLI_HINT, SkipLog
 
-    skips = SkipLog(a.on_error)
+    _existing_file(a.file)
+    skips = SkipLog(a.on_error, hint=CLI_HINT)
     pairs = list(_pairs(a.file, skips))
     if a.name == "similarity":
         from paraamr.metrics.semantic import cosine_pairs, load_encoder
@@ -88,7 +113,8 @@ def _cmd_metric(a) -> None:
 
 
 def _cmd_score(a) -> None:
-    from paraamr.corpus.errors import SkipLog
+    _existing_file(a.file)  # before spaCy loads
+    from paraamr.corpus.errors import CLI_HINT, SkipLog
     from paraamr.corpus.readers import read_corpus
     from paraamr.metrics.semantic import load_encoder
     from paraamr.metrics.signature import metric_signature
@@ -112,16 +138,23 @@ def _cmd_score(a) -> None:
         lowercase=a.lowercase,
     )
     out = a.out or tempfile.mkdtemp(prefix="paraamr-score-")
-    skips = SkipLog(a.on_error)
-    score_records(
-        limited(read_corpus(a.file, a.format, skips), a.limit),
-        parser=parser,
-        encoder=load_encoder(a.similarity),
-        cfg=cfg,
-        out_dir=corpus_dir(out, "corpus"),
-        signature=sig,
-        skips=skips,
-    )
+    skips = SkipLog(a.on_error, hint=CLI_HINT)
+    try:
+        score_records(
+            limited(read_corpus(a.file, a.format, skips), a.limit),
+            parser=parser,
+            encoder=load_encoder(a.similarity),
+            cfg=cfg,
+            out_dir=corpus_dir(out, "corpus"),
+            signature=sig,
+            skips=skips,
+        )
+    except BaseException:
+        if not a.out:  # no temp folder left behind
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     print(json.dumps(table2_row(out, "corpus"), indent=2))
 
 
@@ -147,14 +180,19 @@ def _cmd_paraphrase(a) -> None:
     run_paraphrase(a)
 
 
+@cli_errors("paraamr")
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="paraamr", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="paraamr",
+        description=__doc__.split("\n")[0],
+        epilog="--debug (or PARAAMR_DEBUG=1) shows tracebacks",
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("ted", help="tree edit distance between two bracket strings")
     t.add_argument("tree_a")
     t.add_argument("tree_b")
-    t.add_argument("--depth", type=int, default=None)
-    t.add_argument("--variant", default="paraamr")
+    t.add_argument("--depth", type=_depth, default=None, help="prune both trees to this depth")
+    t.add_argument("--variant", default="paraamr", choices=_ted_variants())
     t.add_argument("--kernel", default="edist", choices=("edist", "zss"))
     t.set_defaults(func=_cmd_ted)
     m = sub.add_parser("metric", help="one metric per line of a source<TAB>paraphrase file")
@@ -162,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
     m.add_argument("file", nargs="?", default="-")
     m.add_argument("--parser", default="spacy", choices=("spacy", "stanza"))
     m.add_argument("--model", default="minilm", help="sentence encoder (similarity)")
-    m.add_argument("--variant", default="paraamr", help="TED variant")
+    m.add_argument("--variant", default="paraamr", choices=_ted_variants(), help="TED variant")
     m.add_argument("--trees", action="store_true", help="columns are bracket trees (ted3/tedf)")
     m.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     m.set_defaults(func=_cmd_metric)
@@ -172,7 +210,7 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--parser", default="spacy", choices=("spacy", "stanza", "gold"))
     s.add_argument("--similarity", default="minilm")
     s.add_argument("--bleu", default="nltk-sentence")
-    s.add_argument("--ted-variant", default="paraamr")
+    s.add_argument("--ted-variant", default="paraamr", choices=_ted_variants())
     s.add_argument("--limit", type=int, default=None)
     s.add_argument("--lowercase", action="store_true", help="lowercase tokens for BLEU and IoU")
     s.add_argument("--out", default=None)

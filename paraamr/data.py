@@ -26,7 +26,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from paraamr.errors import DataNotFoundError
+from paraamr.errors import DataNotFoundError, cli_errors
 
 __all__ = ["DATASETS", "DATA_HINT", "fetch", "resolve_data_dir"]
 
@@ -117,6 +117,7 @@ def fetch(name: str, out_dir: str | Path, urls: dict | None = None) -> Path:
     return dest
 
 
+@cli_errors("python -m paraamr.data")
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="fetch the public evaluation sets")
     ap.add_argument("--out", default="data")

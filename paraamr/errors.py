@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
 __all__ = [
+    "cli_errors",
+    "describe_error",
     "ParaAMRError",
     "ConfigError",
     "CorpusFormatError",
@@ -71,3 +79,49 @@ class AMRError(ParaAMRError):
 class InputError(ParaAMRError, ValueError):
     """A function got a value it cannot work with (empty token lists, a non-finite metric value,
     mismatched shapes); the message says which."""
+
+
+def describe_error(e: BaseException) -> str:
+    """One line for an error a user can fix (a missing file names the file).
+
+    >>> describe_error(FileNotFoundError(2, "No such file or directory", "x.tsv"))
+    'x.tsv: no such file or directory'
+    """
+    if isinstance(e, OSError) and e.filename is not None:
+        return f"{e.filename}: {(e.strerror or str(e)).lower()}"
+    return " ".join(str(e).split())
+
+
+def cli_errors(prog: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Wrap a command-line ``main(argv)``: a :class:`ParaAMRError` or a missing / unreadable
+    file ends the command with one line ``<prog>: error: <reason>`` on stderr and exit status 2
+    (argparse's own convention); ``--debug`` (anywhere in ``argv``) or ``PARAAMR_DEBUG=1`` lets
+    the traceback through.
+
+    >>> @cli_errors("demo")
+    ... def main(argv=None):
+    ...     raise ConfigError("--depth must be >= 1, got -1")
+    >>> try:
+    ...     main([])
+    ... except SystemExit as e:
+    ...     print(e.code)
+    2
+    """
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def main(argv: list[str] | None = None) -> Any:
+            args = list(sys.argv[1:] if argv is None else argv)
+            debug = "--debug" in args or os.environ.get("PARAAMR_DEBUG") == "1"
+            args = [a for a in args if a != "--debug"]
+            try:
+                return fn(args)
+            except (ParaAMRError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+                if debug:
+                    raise
+                print(f"{prog}: error: {describe_error(e)}", file=sys.stderr)
+                raise SystemExit(2) from None
+
+        return main
+
+    return wrap

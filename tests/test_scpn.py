@@ -677,7 +677,7 @@ def test_cli_paraphrase_aligned_and_through_the_shard_runner(tiny_scpn_dir, tmp_
     assert out[0].split("\t")[1] == lines[0]  # same output with and without the shard runner
     with pytest.raises(TreeError):
         main(["paraphrase", "--model", str(tiny_scpn_dir), "--template", "(ROOT (S", "--input",
-              str(inp)])  # fmt: skip
+              str(inp), "--debug"])  # fmt: skip
 
 
 def test_dev_bleu_scores_generations_against_dev_targets():

@@ -52,7 +52,10 @@ def test_stats_command_reports_bad_lines(tmp_path, capsys):
     p = tmp_path / "t.seq"
     p.write_text("[IN:A x ]\n[IN:A x [SL:B ] ]\n[IN:B y ]\n")
     with pytest.raises(CorpusFormatError, match=r"t\.seq:2"):
+        main(["stats", "--train", str(p), "--no-out", "--debug"])
+    with pytest.raises(SystemExit):  # without --debug: one line, exit status 2
         main(["stats", "--train", str(p), "--no-out"])
+    assert "t.seq:2:" in capsys.readouterr().err
     main(["stats", "--train", str(p), "--no-out", "--on-error", "skip"])
     out = capsys.readouterr().out
     assert "unique templates: 2" in out and "skipped bad lines: 1" in out

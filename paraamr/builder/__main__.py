@@ -9,7 +9,10 @@ import argparse
 import json
 import sys
 
+from paraamr.errors import cli_errors
 
+
+@cli_errors("python -m paraamr.builder")
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m paraamr.builder")
     sub = ap.add_subparsers(dest="cmd", required=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from paraamr.errors import ConfigError, CorpusFormatError
 
-__all__ = ["SkipLog", "ON_ERROR", "check_on_error"]
+__all__ = ["SkipLog", "ON_ERROR", "CLI_HINT", "check_on_error"]
 
 log = logging.getLogger(__name__)
 ON_ERROR = ("raise", "skip")
@@ -34,14 +34,21 @@ def check_on_error(value: str, key: str = "on_error") -> str:
     return value
 
 
+CLI_HINT = "use --on-error skip to skip and count such records"
+
+
 @dataclass
 class SkipLog:
-    """Counts skipped records by reason; with ``on_error="raise"`` raises instead of skipping."""
+    """Counts skipped records by reason; with ``on_error="raise"`` raises instead of skipping.
+
+    ``hint`` ends the raised error: the Hydra key by default, :data:`CLI_HINT` (the flag) in
+    command-line tools."""
 
     on_error: str = "raise"
     counts: Counter = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
     max_warnings: int = 10
+    hint: str = "pass on_error=skip to skip and count such records"
 
     def __post_init__(self) -> None:
         check_on_error(self.on_error)
@@ -50,9 +57,7 @@ class SkipLog:
     def skip(self, reason: str, path: str | None = None, line: int | None = None) -> None:
         """Record a bad record: raise :class:`CorpusFormatError`, or count it and warn."""
         if self.on_error == "raise":
-            raise CorpusFormatError(
-                reason + " (pass on_error=skip to skip and count such records)", path, line
-            )
+            raise CorpusFormatError(f"{reason} ({self.hint})", path, line)
         self.counts[reason] += 1
         where = f"{path}:{line}" if path is not None else "?"
         self.examples.setdefault(reason, where)

@@ -24,7 +24,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from paraamr.errors import DataNotFoundError, InputError
+from paraamr.errors import DataNotFoundError, InputError, cli_errors
 from paraamr.metrics.ted import VARIANTS, ted_trees
 from paraamr.metrics.trees import Tree, clean_ptb, leaves, parse_many
 from paraamr.parsers.projection import project_sentence
@@ -169,6 +169,7 @@ def measure_agreement(
     }
 
 
+@cli_errors("python -m paraamr.parsers.agreement")
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; prints the result as JSON (and writes it to ``--out``)."""
     ap = argparse.ArgumentParser(prog="python -m paraamr.parsers.agreement", description=__doc__)

@@ -84,14 +84,21 @@ def split_templates(
 
 
 def run_paraphrase(a: argparse.Namespace) -> None:
-    from paraamr.corpus.errors import SkipLog
+    from pathlib import Path
+
+    from paraamr.corpus.errors import CLI_HINT, SkipLog
+    from paraamr.errors import DataNotFoundError
     from paraamr.scpn.paraphrase import Paraphraser, paraphrase_to_dir
     from paraamr.scpn.parse_generator import parse_template
     from paraamr.shards import Shard
 
     for t in a.template or ():
         parse_template(t)  # a malformed template fails before any model loads
-    skips = SkipLog(a.on_error)
+    if a.input != "-" and not Path(a.input).is_file():
+        raise FileNotFoundError(2, "No such file or directory", a.input)
+    if not Path(a.model).is_dir():
+        raise DataNotFoundError(f"--model {a.model}: no such model dir (a training's best_model)")
+    skips = SkipLog(a.on_error, hint=CLI_HINT)
     where = a.input if a.input != "-" else "<stdin>"
     lines = _read(a.input, skips)
     per_sentence = not a.template

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from paraamr.errors import cli_errors
 
 __all__ = ["follow_check", "main"]
 
@@ -79,6 +80,7 @@ def follow_check(
     return result
 
 
+@cli_errors("python -m paraamr.scpn.follow")
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", required=True, help="a trained SCPN dir (training's best_model)")
@@ -89,18 +91,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--out", default=None, help="write the result (with rows) as JSON here")
     a = ap.parse_args(argv)
-    from paraamr.errors import ParaAMRError
     from paraamr.parsers.spacy_backend import SpacyParser
     from paraamr.scpn.evaluate import load_test_set
     from paraamr.scpn.paraphrase import Paraphraser
 
-    try:
-        pairs = load_test_set(a.test_set, a.data_dir, a.limit)
-        parser = SpacyParser()
-        p = Paraphraser.load(a.model, batch_size=a.batch_size, parser=parser)
-        res = follow_check(p, pairs, parser, a.depth)
-    except ParaAMRError as e:
-        sys.exit(f"error: {e}")
+    pairs = load_test_set(a.test_set, a.data_dir, a.limit)
+    parser = SpacyParser()
+    p = Paraphraser.load(a.model, batch_size=a.batch_size, parser=parser)
+    res = follow_check(p, pairs, parser, a.depth)
     summary = {k: v for k, v in res.items() if k != "rows"}
     print(json.dumps(summary, indent=2))
     if a.out:

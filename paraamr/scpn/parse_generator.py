@@ -75,11 +75,29 @@ def parse_template(template: str) -> Tree:
     >>> parse_template("(ROOT (S (NP)")
     Traceback (most recent call last):
     paraamr.scpn.parse_generator.TemplateError: malformed template '(ROOT (S (NP)': unbalanced brackets in '(ROOT (S (NP)'
+    >>> parse_template("(ROOT (S (NP dog) (VP) (.)))")
+    Traceback (most recent call last):
+    paraamr.scpn.parse_generator.TemplateError: template '(ROOT (S (NP dog) (VP) (.)))' has words ('dog'): a template holds labels only, e.g. (ROOT (S (NP) (VP) (.)))
     """  # noqa: E501
     try:
-        return read_tree(template)
+        tree = read_tree(template)
     except TreeError as e:
         raise TemplateError(f"malformed template {template!r}: {e}") from None
+    words = _template_words(template)
+    if words:
+        raise TemplateError(
+            f"template {template!r} has words ({', '.join(map(repr, words[:3]))}): a template "
+            "holds labels only, e.g. (ROOT (S (NP) (VP) (.)))"
+        )
+    return tree
+
+
+def _template_words(template: str) -> list[str]:
+    """Tokens of a bracket string that are not a label (the token right after ``(``)."""
+    import re
+
+    toks = re.findall(r"\(|\)|[^\s()]+", template)
+    return [t for i, t in enumerate(toks) if t not in "()" and (i == 0 or toks[i - 1] != "(")]
 
 
 def fits(tree: Tree, template: Tree) -> bool:

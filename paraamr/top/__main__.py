@@ -14,9 +14,11 @@ from __future__ import annotations
 import argparse
 
 from paraamr.corpus.errors import ON_ERROR
+from paraamr.errors import cli_errors
 from paraamr.top.readers import FORMATS
 
 
+@cli_errors("python -m paraamr.top")
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m paraamr.top", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -38,15 +40,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="plain trees (parsing.encoded_targets=false)")  # fmt: skip
     a = ap.parse_args(argv)
     if a.cmd == "parse":
-        import sys
-
-        from paraamr.errors import ParaAMRError
-
-        try:
-            lines = parse_lines(_read_lines(a.input), a.model, beams=a.beams,
-                                batch_size=a.batch_size, encoded=not a.plain_targets)  # fmt: skip
-        except (ParaAMRError, FileNotFoundError) as e:
-            sys.exit(f"error: {e}")
+        lines = parse_lines(_read_lines(a.input), a.model, beams=a.beams,
+                            batch_size=a.batch_size, encoded=not a.plain_targets)  # fmt: skip
         print("\n".join(lines))
         return
     if a.cmd == "stats":

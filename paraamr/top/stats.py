@@ -91,7 +91,12 @@ def format_report(report: dict[str, object]) -> str:
         f"top-10 templates cover {100 * tr['top10_share']:.2f}% of the trees; "
         f"{tr['singleton_templates']:,} templates occur once "
         f"({100 * tr['singleton_example_share']:.2f}% of the trees)",
-        f"log-log rank/frequency slope: {tr['powerlaw_slope']:.3f}",
+        "log-log rank/frequency slope: "
+        + (
+            f"{tr['powerlaw_slope']:.3f}"
+            if tr["powerlaw_slope"] is not None
+            else "n/a (fewer than 2 distinct frequencies)"
+        ),
         "",
         f"top-{len(tr['top'])} templates:",
     ]
