@@ -184,24 +184,31 @@ def test_causal_batch_prompt_masked_and_loss_equals_the_models(module, weather):
     torch.testing.assert_close(nll / n, own)
 
 
-def test_frozen_module_trains_only_the_top_block_and_added_rows(tiny_lm, weather):
+def test_frozen_module_trains_only_the_top_block_and_added_rows(tiny_lm, weather, tmp_path):
     from paraamr.top.model import Seq2SeqModule
 
     labels = LabelVocab.from_trees(weather).labels
     m = Seq2SeqModule(
         str(tiny_lm), labels=labels, add_label_tokens=True, freeze_layers=1, warmup_steps=0
     )
-    emb = m.model.get_input_embeddings().weight
     first_new = m.tokenizer.convert_tokens_to_ids(m.added_tokens[0])
-    before = emb.detach().clone()
+    before = m.model.get_input_embeddings().weight.detach().clone()
     block0 = [p.detach().clone() for p in m.model.transformer.h[0].parameters()]
     opt = torch.optim.Adam([p for p in m.parameters() if p.requires_grad], lr=1e-2)
     batch = m.encode_batch([utterance(t) for t in weather[:4]], [encode(t) for t in weather[:4]])
     nll, n = m._nll(batch)
     (nll / n).backward()
     opt.step()
+    emb = m.model.get_input_embeddings().weight
     assert torch.equal(emb[:first_new], before[:first_new])
     assert not torch.equal(emb[first_new:], before[first_new:])
+    # the split modules compute what plain tied modules with the same rows compute
+    ids = batch["input_ids"]
+    with torch.no_grad():
+        plain = torch.nn.functional.embedding(ids, emb)
+        torch.testing.assert_close(m.model.get_input_embeddings()(ids), plain)
+        hidden = torch.randn(3, emb.shape[1])
+        torch.testing.assert_close(m.model.get_output_embeddings()(hidden), hidden @ emb.T)
     for p, q in zip(m.model.transformer.h[0].parameters(), block0, strict=True):
         assert p.grad is None and torch.equal(p, q)
     frozen = Seq2SeqModule(
@@ -209,6 +216,11 @@ def test_frozen_module_trains_only_the_top_block_and_added_rows(tiny_lm, weather
         train_added_embeddings=False,
     )  # fmt: skip
     assert not frozen.model.get_input_embeddings().weight.requires_grad
+    # saved with the trained rows, as a plain model dir
+    m.save(tmp_path / "m")
+    again = Seq2SeqModule.from_saved(tmp_path / "m")
+    torch.testing.assert_close(again.model.get_input_embeddings().weight, emb.detach())
+    assert again.model.get_output_embeddings().weight is again.model.get_input_embeddings().weight
 
 
 def test_saved_causal_module_reloads_with_its_constraints(module, weather, tmp_path):

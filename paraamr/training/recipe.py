@@ -19,8 +19,10 @@ than fp32, so :func:`resolve_precision` falls back to fp32 there, with the reaso
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from paraamr.errors import ConfigError
@@ -33,6 +35,7 @@ __all__ = [
     "resolve_precision",
     "training_threads",
     "train_new_embedding_rows",
+    "merged_embeddings",
     "causal_answer_nll",
 ]
 
@@ -165,29 +168,103 @@ def training_threads(requested: int | None = None) -> int:
     return n
 
 
+def _split_modules():
+    import torch
+
+    class AddedRowsEmbedding(torch.nn.Module):
+        """An embedding whose first ``base`` rows are frozen and whose added rows train: the
+        added rows are a separate small parameter, so no gradient of the whole matrix is
+        ever computed."""
+
+        def __init__(self, base: torch.Tensor, extra: torch.Tensor) -> None:
+            super().__init__()
+            self.base = torch.nn.Parameter(base, requires_grad=False)
+            self.extra = torch.nn.Parameter(extra.clone())
+
+        @property
+        def weight(self) -> torch.Tensor:
+            return torch.cat([self.base, self.extra])
+
+        @property
+        def num_embeddings(self) -> int:
+            return self.base.shape[0] + self.extra.shape[0]
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            n0 = self.base.shape[0]
+            added = ids >= n0
+            out = torch.nn.functional.embedding(ids.clamp(max=n0 - 1), self.base)
+            if bool(added.any()):
+                new = torch.nn.functional.embedding((ids - n0).clamp(min=0), self.extra)
+                out = torch.where(added.unsqueeze(-1), new, out)
+            return out
+
+    class AddedRowsHead(torch.nn.Module):
+        """The output head tied to an :class:`AddedRowsEmbedding`: logits over every row."""
+
+        def __init__(self, emb: AddedRowsEmbedding) -> None:
+            super().__init__()
+            self.emb = [emb]  # a list: not registered twice as a submodule
+
+        def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+            e = self.emb[0]
+            return torch.cat([hidden @ e.base.T, hidden @ e.extra.T], dim=-1)
+
+    return AddedRowsEmbedding, AddedRowsHead
+
+
 def train_new_embedding_rows(model: Any, first: int) -> int:
-    """Let the embedding rows from ``first`` on train while the rows below stay frozen (the
-    label tokens added to a vocabulary whose embeddings :func:`freeze_lower_layers` froze; an
-    output head tied to the embeddings trains the same rows). A gradient hook zeroes the
-    gradient of the old rows, so Adam without weight decay leaves them unchanged.
+    """Let the embedding rows from ``first`` on (tokens added to the vocabulary, such as TOP's
+    labels) train while :func:`freeze_lower_layers` keeps the rows below frozen.
 
-    Returns the number of rows that train (0: nothing changed).
+    The input embedding becomes a frozen matrix of the old rows plus a small trainable one of
+    the added rows, and an output head tied to the embeddings reads both, so a training step
+    costs what it costs with every row frozen (the gradient of the whole vocabulary matrix is
+    never formed). :func:`merged_embeddings` turns it back into plain modules for
+    ``save_pretrained``.
+
+    Returns the number of rows that train (0: nothing changed: no added rows, or the
+    embeddings are not frozen and train anyway).
     """
-    emb = model.get_input_embeddings().weight
-    rows = emb.shape[0] - first
-    if rows <= 0 or emb.requires_grad:
+    emb = model.get_input_embeddings()
+    rows = emb.weight.shape[0] - first
+    if rows <= 0 or emb.weight.requires_grad:
         return 0
-    emb.requires_grad_(True)
-
-    def keep_old_rows(grad: Any) -> Any:
-        grad = grad.clone()
-        grad[:first] = 0
-        return grad
-
-    emb.register_hook(keep_old_rows)
+    split_cls, head_cls = _split_modules()
+    head = model.get_output_embeddings()
+    tied = head is not None and head.weight is emb.weight
+    split = split_cls(emb.weight.data[:first], emb.weight.data[first:])
+    model.set_input_embeddings(split)
+    if tied:
+        model.set_output_embeddings(head_cls(split))
     log.info("embedding rows %d-%d (added tokens) train; the other %d stay frozen",
-             first, emb.shape[0] - 1, first)  # fmt: skip
+             first, first + rows - 1, first)  # fmt: skip
     return rows
+
+
+@contextlib.contextmanager
+def merged_embeddings(model: Any) -> Iterator[Any]:
+    """Within the block the model has plain embedding and (tied) head modules again, holding
+    the trained rows (for ``save_pretrained``); the split modules come back after."""
+    import torch
+
+    emb, head = model.get_input_embeddings(), model.get_output_embeddings()
+    if not hasattr(emb, "extra"):
+        yield model
+        return
+    plain = torch.nn.Embedding(emb.num_embeddings, emb.base.shape[1])
+    plain.weight = torch.nn.Parameter(emb.weight.detach().clone(), requires_grad=False)
+    model.set_input_embeddings(plain)
+    tied = head is not None and not isinstance(head, torch.nn.Linear)
+    if tied:
+        lin = torch.nn.Linear(plain.weight.shape[1], plain.weight.shape[0], bias=False)
+        lin.weight = plain.weight
+        model.set_output_embeddings(lin)
+    try:
+        yield model
+    finally:
+        model.set_input_embeddings(emb)
+        if tied:
+            model.set_output_embeddings(head)
 
 
 def causal_answer_nll(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
