@@ -2,7 +2,7 @@
 
 paraamr ted "(ROOT (S (NP (PRP I)) (VP (VBP know))))" "(ROOT (S (VP (VB go))))" --depth 3
 paraamr metric bleu pairs.tsv          # source<TAB>paraphrase per line -> one value per line
-paraamr metric ted trees.tsv --trees   # tree<TAB>tree per line
+paraamr metric tedf trees.tsv --trees  # tree<TAB>tree per line
 paraamr score corpus.jsonl --out results/one   # one corpus, all five metrics, signed
 paraamr paraphrase --model DIR --template "(ROOT (S (NP) (VP) (.)))" < sentences.txt
 paraamr build-merge --out DIR --num-shards 4     # join a sharded build, write its Table 1
