@@ -22,7 +22,7 @@ import shutil
 from pathlib import Path
 
 from paraamr.paper import PAPER_TOP_TABLE2, PAPER_TOP_TABLE3, PAPER_TOP_TABLE4
-from paraamr.tables.sweep import mean_std
+from paraamr.tables.sweep import mean_std, plot_grouped
 
 BUCKETS = ("f>=5", "f<5", "f=0")
 KEYS = (("real", "Real"), ("real+syn", "+syn"))
@@ -259,6 +259,29 @@ def _notes(runs: list[dict]) -> list[str]:
     return out
 
 
+def plot_buckets(runs: list[dict], out: Path) -> list[Path]:
+    """``top_buckets_<name>.{png,pdf}`` per pooled run: exact match of Real and +syn overall
+    and per frequency bucket (mean, error bars: std over seeds or subsamples)."""
+    paths = []
+    metrics = ("overall", *BUCKETS)
+    for run in runs:
+        rows = []
+        for key, shown in KEYS:
+            a = run["aggregate"][key]
+            row = {"dataset": shown}
+            for b in metrics:
+                row[f"{b}_mean"] = a[b]["mean"] if a[b]["mean"] is not None else 0.0
+                row[f"{b}_std"] = a[b]["std"] or 0.0
+            rows.append(row)
+        seeds = run.get("seeds") or []
+        title = f"{_label(run)}, {run['setting']}" + (f", seeds {seeds}" if len(seeds) > 1 else "")
+        for ext in ("png", "pdf"):
+            path = out / f"top_buckets_{run['name']}_{run['setting']}.{ext}"
+            paths.append(plot_grouped(rows, metrics, list(metrics), path,
+                                      ylabel="exact match (%)", title=title))  # fmt: skip
+    return paths
+
+
 def write(name: str, md: list[str], rows: list[dict], runs: list[dict], out: Path) -> None:
     (out / f"{name}.md").write_text("\n".join(md + _notes(runs)) + "\n", encoding="utf-8")
     keys = list(dict.fromkeys(k for r in rows for k in r))
@@ -293,6 +316,7 @@ def main(argv: list[str] | None = None) -> dict[str, Path]:
         md, rows = fn(sel)
         write(name, md, rows, sel, out)
         written[name] = out / f"{name}.md"
+    written["figures"] = plot_buckets(pooled, out)
     for path, run in zip(paths, runs, strict=True):
         for r in run["runs"]:
             work = Path(r.get("work") or Path(path).parent / r["name"].split("-")[-1])

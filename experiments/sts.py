@@ -9,10 +9,12 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
+from paraamr.presets import hydra_entry
 from paraamr.sts import markdown_table, run_sts
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="sts")
+@hydra_entry("sts")
 def main(cfg: DictConfig) -> dict:
     res = run_sts(
         cfg.encoder,

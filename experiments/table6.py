@@ -6,10 +6,12 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
+from paraamr.presets import hydra_entry
 from paraamr.scpn.table6 import run_job
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="table6")
+@hydra_entry("table6")
 def main(cfg: DictConfig) -> None:
     run_job(cfg)
 

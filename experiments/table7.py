@@ -7,9 +7,11 @@ import hydra
 from omegaconf import DictConfig
 
 from paraamr.fewshot.run import run_job
+from paraamr.presets import hydra_entry
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="fewshot")
+@hydra_entry("fewshot")
 def main(cfg: DictConfig) -> None:
     run_job(cfg)
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
+from paraamr.presets import hydra_entry
 from paraamr.top.pipeline import run
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="top")
+@hydra_entry("top")
 def main(cfg: DictConfig) -> None:
     summary = run(cfg)
     for key, agg in summary["aggregate"].items():

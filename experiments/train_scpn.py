@@ -6,10 +6,12 @@ from __future__ import annotations
 import hydra
 from omegaconf import DictConfig
 
+from paraamr.presets import hydra_entry
 from paraamr.scpn.train import train
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="scpn")
+@hydra_entry("scpn")
 def main(cfg: DictConfig) -> float:
     result = train(cfg)
     print(result)

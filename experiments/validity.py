@@ -11,10 +11,12 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
+from paraamr.presets import hydra_entry
 from paraamr.validity.run import run_validity
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="validity")
+@hydra_entry("validity")
 def main(cfg: DictConfig) -> dict:
     res = run_validity(cfg)
     print(Path(res["paths"]["md"]).read_text(encoding="utf-8"))

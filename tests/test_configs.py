@@ -167,3 +167,55 @@ def test_the_wandb_logger_gets_a_plain_dict_config(compose_config, tmp_path, mon
     loggers = fit_mod.instantiate_loggers(cfg)
     assert sorted(type(lg).__name__ for lg in loggers) == ["CSVLogger", "FakeWandbLogger"]
     assert type(seen["config"]) is dict and seen["config"]["seed"] == 0
+
+
+def _presets():
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1] / "conf" / "experiment"
+    for p in sorted(root.glob("*.yaml")):
+        yield p.stem, yaml.safe_load(p.read_text()).get("preset_for")
+
+
+@pytest.mark.parametrize(("preset", "declared"), list(_presets()))
+def test_each_preset_runs_only_with_its_entry_points(preset, declared, compose_config):
+    from paraamr.errors import ConfigError
+    from paraamr.presets import ENTRY_SCRIPTS, check_preset
+
+    if declared is None:
+        pytest.skip(f"{preset} declares no entry point")
+    for name in declared:
+        check_preset(compose_config(name, f"+experiment={preset}"), name)
+    from hydra.errors import ConfigCompositionException
+
+    other = next(n for n in ("table2", "validity") if n not in declared)
+    try:
+        cfg = compose_config(other, f"+experiment={preset}")
+    except ConfigCompositionException:  # Hydra refuses it already (an override of a missing group)
+        return
+    with pytest.raises(ConfigError, match=f"is a preset for config {declared[0]}"):
+        check_preset(cfg, other)
+    assert set(declared) <= set(ENTRY_SCRIPTS)
+
+
+def test_hydra_entry_points_fail_with_one_line(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for args, says in (
+        (["+experiment=table5_paper"], "is a preset for config table5"),
+        (["corpora=nosuch"], "corpus spec 'nosuch' is not name=FILE[:format]"),
+    ):
+        r = subprocess.run(
+            [sys.executable, "experiments/table2.py", *args, f"hydra.run.dir={tmp_path}"],
+            cwd=root, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert r.returncode == 2, r.stderr
+        assert "Traceback" not in r.stderr and r.stderr.strip().splitlines()[-1] == (
+            f"table2.py: error: {r.stderr.strip().splitlines()[-1].split('error: ', 1)[1]}"
+        )
+        assert says in r.stderr

@@ -1,0 +1,84 @@
+"""Hydra entry points: one-line errors and experiment presets that name their entry point.
+
+Every ``experiments/*.py`` main is wrapped by :func:`hydra_entry`: a :class:`ParaAMRError` or
+a missing file ends the run with one line ``<script>: error: <reason>`` and exit status 2
+(``PARAAMR_DEBUG=1`` shows the traceback), and a ``+experiment=`` preset whose
+``preset_for`` does not name this entry point's config is refused before anything runs
+(``conf/experiment/table5_paper.yaml`` is for ``table5``, not for ``table2``).
+
+>>> from omegaconf import OmegaConf
+>>> check_preset(OmegaConf.create({"preset_for": ["table5"]}), "table5")
+>>> check_preset(OmegaConf.create({}), "table2")  # no preset: nothing to check
+>>> check_preset(OmegaConf.create({"preset_for": ["table5"]}), "table2")
+Traceback (most recent call last):
+paraamr.errors.ConfigError: +experiment=... is a preset for config table5 (experiments/table5.py), not table2
+"""  # noqa: E501
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from paraamr.errors import ConfigError, ParaAMRError, describe_error
+
+__all__ = ["ENTRY_SCRIPTS", "check_preset", "hydra_entry"]
+
+#: config name -> the entry point that composes it
+ENTRY_SCRIPTS = {
+    "build": "experiments/build.py",
+    "fewshot": "experiments/table7.py",
+    "scpn": "experiments/train_scpn.py",
+    "simcse": "experiments/train_simcse.py",
+    "sts": "experiments/sts.py",
+    "table2": "experiments/table2.py",
+    "table5": "experiments/table5.py",
+    "table6": "experiments/table6.py",
+    "top": "experiments/top.py",
+    "validity": "experiments/validity.py",
+}
+
+
+def _preset_name() -> str:
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        name = HydraConfig.get().runtime.choices.get("experiment")
+    except (ImportError, ValueError):
+        name = None
+    return f"+experiment={name}" if name else "+experiment=..."
+
+
+def check_preset(cfg: Any, config_name: str) -> None:
+    """Refuse a preset made for another entry point (its ``preset_for`` list)."""
+    allowed = cfg.get("preset_for")
+    if allowed is None:
+        return
+    allowed = [allowed] if isinstance(allowed, str) else [str(a) for a in allowed]
+    if config_name not in allowed:
+        where = ", ".join(f"config {a} ({ENTRY_SCRIPTS.get(a, '?')})" for a in allowed)
+        raise ConfigError(f"{_preset_name()} is a preset for {where}, not {config_name}")
+
+
+def hydra_entry(config_name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Wrap a Hydra task function (under ``@hydra.main``): the preset check, then one-line
+    errors with exit status 2."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def task(cfg: Any) -> Any:
+            try:
+                check_preset(cfg, config_name)
+                return fn(cfg)
+            except (ParaAMRError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+                if os.environ.get("PARAAMR_DEBUG") == "1":
+                    raise
+                print(f"{Path(sys.argv[0]).name}: error: {describe_error(e)}", file=sys.stderr)
+                raise SystemExit(2) from None
+
+        return task
+
+    return wrap
