@@ -114,6 +114,12 @@ top: setup ## TOP synthetic data: generator + AP filter + parsers for TOP_SETTIN
 	for s in $(TOP_SETTINGS); do $(PY) experiments/top.py setting=$$s $(ARGS) || exit 1; done
 	$(PY) analysis/make_top.py --runs '$(TOP_RUNS)/*/*/*/top.json' --out $(or $(OUT),results/top)
 
+TOP_W25_SEEDS ?= 0,1,2
+.PHONY: top-weather25
+top-weather25: setup ## TOP offline analogue, TOPv2 weather 25 SPIS: SmolLM2, constrained decoding, seeds TOP_W25_SEEDS; tables + figures in results/top/weather25
+	$(PY) experiments/top.py -m +experiment=top_weather25 seed=$(TOP_W25_SEEDS) $(ARGS)
+	$(PY) analysis/make_top.py --runs 'results/top/runs/topv2-weather-25spis/*/*/top.json' --out $(or $(OUT),results/top/weather25)
+
 .PHONY: validity
 VALIDITY_OUT ?= results/validity
 validity: setup ## do the metrics agree with people? ParaBank-Eval judgements (or ARGS=judgements=FILE)

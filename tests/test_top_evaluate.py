@@ -191,7 +191,9 @@ def test_collect_samples_counts_invalid_and_duplicates():
     ]
     assert rep.as_dict() == {
         "requested": 6,
+        "generated": 6,
         "valid": 4,
+        "template_matching": 3,
         "invalid": 2,
         "invalid_by_kind": {"unbalanced": 1, "mismatched_close": 1},
         "template_mismatch": 1,
