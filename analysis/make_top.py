@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> dict[str, Path]:
         md, rows = fn(sel)
         write(name, md, rows, sel, out)
         written[name] = out / f"{name}.md"
-    written["figures"] = plot_buckets(pooled, out)
+    figures = plot_buckets(pooled, out)
     for path, run in zip(paths, runs, strict=True):
         for r in run["runs"]:
             work = Path(r.get("work") or Path(path).parent / r["name"].split("-")[-1])
@@ -338,7 +338,8 @@ def main(argv: list[str] | None = None) -> dict[str, Path]:
                 log_table(run, name, cols, [[r.get(c) for c in cols] for r in rows])
     for p in written.values():
         print(p.read_text(encoding="utf-8"))
-    return written
+    print("figures:", ", ".join(str(f) for f in figures))
+    return {**written, **{f.name: f for f in figures}}
 
 
 if __name__ == "__main__":
