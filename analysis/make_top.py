@@ -53,8 +53,8 @@ def _stat(xs: list) -> dict:
 
 def pool_seeds(runs: list[dict]) -> list[dict]:
     """One summary per configuration: ``top.json`` summaries whose configs differ only in
-    ``seed`` and ``out_dir`` are merged, their aggregates recomputed over all their training
-    sets (one per seed in the ``full`` setting), with ``seeds`` listing the seeds.
+    ``seed``, ``out_dir`` and ``preset_for`` are merged, their aggregates recomputed over all
+    their training sets (one per seed in the ``full`` setting), ``seeds`` listing the seeds.
 
     >>> def run(seed, em):
     ...     r = {"exact_match": {k: {"overall": {"exact_match": em}} for k in ("real", "real+syn")},
@@ -67,7 +67,7 @@ def pool_seeds(runs: list[dict]) -> list[dict]:
     """
     groups: dict[str, list[dict]] = {}
     for run in runs:
-        cfg = {k: v for k, v in run["config"].items() if k not in ("seed", "out_dir")}
+        cfg = {k: v for k, v in run["config"].items() if k not in ("seed", "out_dir", "preset_for")}
         groups.setdefault(json.dumps(cfg, sort_keys=True, default=str), []).append(run)
     out = []
     for members in groups.values():
