@@ -34,6 +34,16 @@ def _tiny_overrides(bert, train, test, out) -> list[str]:
     ]
 
 
+def _count_trainings(monkeypatch) -> list:
+    """A list that gets one entry per training run through ``paraamr.training.fit.fit``."""
+    from paraamr.training import fit as fit_mod
+
+    trainings: list = []
+    real_fit = fit_mod.fit
+    monkeypatch.setattr(fit_mod, "fit", lambda *a, **k: trainings.append(1) or real_fit(*a, **k))
+    return trainings
+
+
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory, compose_config):
     from paraamr.testing.tiny_top import build_tiny_bert
@@ -135,7 +145,6 @@ def test_nothing_kept_reuses_the_real_parser(tmp_path, compose_config, monkeypat
     from paraamr.testing.tiny_top import build_tiny_bert
     from paraamr.top import stages
     from paraamr.top.pipeline import run
-    from paraamr.training import fit as fit_mod
 
     (tmp_path / "train.seq").write_text("\n".join(TREES) + "\n")
     bert = build_tiny_bert(tmp_path / "bert", TREES)
@@ -150,9 +159,7 @@ def test_nothing_kept_reuses_the_real_parser(tmp_path, compose_config, monkeypat
             return {**self.res.summary(), "kept": 0}
 
     monkeypatch.setattr(stages, "filter_samples", lambda *a, **k: NothingKept(real_filter(*a, **k)))
-    trainings = []
-    real_fit = fit_mod.fit
-    monkeypatch.setattr(fit_mod, "fit", lambda *a, **k: trainings.append(1) or real_fit(*a, **k))
+    trainings = _count_trainings(monkeypatch)
     cfg = compose_config(
         "top",
         *_tiny_overrides(bert, tmp_path / "train.seq", tmp_path / "train.seq", tmp_path / "out"),
@@ -178,13 +185,10 @@ def test_multitask_decoder_only_run_shares_one_model(tmp_path, compose_config, m
     from paraamr.testing.tiny_models import build_tiny_causal_lm
     from paraamr.top.pipeline import run
     from paraamr.top.trees import parse_tree, utterance
-    from paraamr.training import fit as fit_mod
 
     (tmp_path / "train.seq").write_text("\n".join(TREES) + "\n")
     lm = build_tiny_causal_lm(tmp_path / "gpt2")
-    trainings = []
-    real_fit = fit_mod.fit
-    monkeypatch.setattr(fit_mod, "fit", lambda *a, **k: trainings.append(1) or real_fit(*a, **k))
+    trainings = _count_trainings(monkeypatch)
     cfg = compose_config(
         "top",
         "model=top_smollm2",

@@ -36,6 +36,7 @@ later forced to write.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,24 +78,16 @@ class LabelIds:
         """The closing id of an opening id (``[in:a`` -> ``in:a]``)."""
         return self._close_by_open[open_id]
 
-    @property
+    @functools.cached_property
     def _close_by_open(self) -> dict[int, int]:
-        cache = self.__dict__.get("_cbo")
-        if cache is None:
-            cache = {i: self.closes[o[1:] + "]"] for o, i in self.opens.items()}
-            object.__setattr__(self, "_cbo", cache)
-        return cache
+        return {i: self.closes[o[1:] + "]"] for o, i in self.opens.items()}
 
     def is_intent(self, open_id: int) -> bool:
         return self._open_names[open_id].startswith("[in:")
 
-    @property
+    @functools.cached_property
     def _open_names(self) -> dict[int, str]:
-        cache = self.__dict__.get("_names")
-        if cache is None:
-            cache = {i: o for o, i in self.opens.items()}
-            object.__setattr__(self, "_names", cache)
-        return cache
+        return {i: o for o, i in self.opens.items()}
 
     @property
     def label_ids(self) -> set[int]:
