@@ -5,7 +5,7 @@
 For each size N it generates two corpora of N (source, paraphrase) pairs (two paraphrases per
 source, so N/2 sources; ``pairs`` TSV and ParaNMT TSV, 90% of their sources shared), then runs,
 in a fresh process, exactly what ``experiments/table2.py`` runs: the streaming readers, the
-common subset (:func:`paraamr.tables.table2.common_subset`), the subset stream, chunked scoring
+common subset (:func:`paraamr.corpus.subset.common_subset`), the subset stream, chunked scoring
 through the shard runner (:func:`paraamr.scoring.score_records`) and the merge into a Table 2
 row with bootstrap intervals (:func:`paraamr.tables.table2.table2_row`). It reports the peak
 resident set size (``ru_maxrss``) after each phase.
@@ -98,11 +98,11 @@ def _peak_mib() -> float:
 def run_one(a: str, b: str, out: str, bootstrap: int) -> dict:
     """One size, in this (fresh) process: peak RSS after each phase."""
     from paraamr.corpus.errors import SkipLog
+    from paraamr.corpus.specs import CorpusSpec
+    from paraamr.corpus.subset import common_subset
     from paraamr.scoring import MetricConfig, score_records
     from paraamr.shards import Shard
     from paraamr.tables.table2 import (
-        CorpusSpec,
-        common_subset,
         corpus_dir,
         subset_stream,
         table2_row,

@@ -149,7 +149,9 @@ def _pairs(path, rows):
 
 
 def test_common_subset_drops_sources_whose_paraphrases_all_equal_the_source(tmp_path):
-    from paraamr.tables.table2 import CorpusSpec, common_subset, subset_stream
+    from paraamr.corpus.specs import CorpusSpec
+    from paraamr.corpus.subset import common_subset
+    from paraamr.tables.table2 import subset_stream
 
     a = _pairs(
         tmp_path / "a.tsv",
@@ -167,7 +169,9 @@ def test_common_subset_drops_sources_whose_paraphrases_all_equal_the_source(tmp_
 
 
 def test_lowercase_keys_matches_sources_case_insensitively(tmp_path):
-    from paraamr.tables.table2 import CorpusSpec, common_subset, subset_stream
+    from paraamr.corpus.specs import CorpusSpec
+    from paraamr.corpus.subset import common_subset
+    from paraamr.tables.table2 import subset_stream
 
     a = _pairs(tmp_path / "a.tsv", [("The Cat sat.", "A cat sat."), ("Dogs bark.", "Dogs woof.")])
     b = _pairs(tmp_path / "b.tsv", [("the cat  sat.", "The cat was sitting."), ("Dogs.", "D.")])

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from paraamr.corpus.specs import parse_corpus_specs
 from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.tables.run_table2 import run_table2
-from paraamr.tables.table2 import parse_corpus_specs
 
 
 @pytest.fixture(scope="module")

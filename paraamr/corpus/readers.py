@@ -193,9 +193,17 @@ def _read_msrp(path: str, skips: SkipLog) -> Iterator[SourceRecord]:
 
 
 def read_quoted_tsv(
-    path: str | os.PathLike, skips: SkipLog, required: tuple[str, ...] = ()
+    path: str | os.PathLike,
+    skips: SkipLog,
+    required: tuple[str, ...] = (),
+    *,
+    delimiter: str = "\t",
+    multiline: bool = False,
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line, row)`` of a CSV-quoted TSV file with a header line, rows as dicts by column.
+
+    ``delimiter=","`` reads a CSV file the same way (MTurk batch results); ``multiline=True``
+    accepts a quoted field holding a line break (the row's line is its first line).
 
     CSV quoting: a field holding a double quote is wrapped in quotes with its quotes doubled
     (``"I ""went"" out."``); a quote inside an unwrapped field is literal. Empty lines are
@@ -219,7 +227,7 @@ def read_quoted_tsv(
             consumed.append(n)
             yield text
 
-    reader = csv.reader(texts(), delimiter="\t", strict=True)
+    reader = csv.reader(texts(), delimiter=delimiter, strict=True)
     header: list[str] | None = None
     while True:
         consumed.clear()
@@ -242,7 +250,7 @@ def read_quoted_tsv(
                     path,
                     first,
                 )
-        elif last != first:
+        elif last != first and not multiline:
             skips.skip(f"row spans lines {first}-{last} (a quoted line break)", path, first)
         elif len(row) != len(header):
             skips.skip(

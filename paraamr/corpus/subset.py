@@ -13,13 +13,26 @@ Source keys are 64-bit hashes held in sorted NumPy arrays, so 15M sources take ~
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from paraamr.corpus.records import SourceRecord, normalize_key
+from paraamr.corpus.errors import SkipLog
+from paraamr.corpus.readers import read_corpus
+from paraamr.corpus.records import SourceRecord, normalize_key, same_sentence
+from paraamr.corpus.specs import CorpusSpec
 
-__all__ = ["key_of", "source_keys", "common_keys", "filter_common"]
+__all__ = [
+    "key_of",
+    "source_keys",
+    "common_keys",
+    "filter_common",
+    "with_new_paraphrase",
+    "common_subset",
+]
+
+log = logging.getLogger(__name__)
 
 
 def key_of(text: str, lowercase: bool = False) -> int:
@@ -58,3 +71,33 @@ def filter_common(
         if i < len(keys) and keys[i] == k and not seen[i]:
             seen[i] = True
             yield r
+
+
+def with_new_paraphrase(records: Iterable[SourceRecord]) -> Iterator[SourceRecord]:
+    """Records with at least one paraphrase that differs from the source (case-insensitive)."""
+    for r in records:
+        if any(not same_sentence(r.text, p.text) for p in r.paraphrases):
+            yield r
+
+
+def common_subset(
+    specs: list[CorpusSpec],
+    on_error: str = "raise",
+    progress: bool = True,
+    lowercase_keys: bool = False,
+):
+    """Sorted keys of the sources present (with a usable paraphrase) in every corpus; with
+    ``lowercase_keys`` sources match case-insensitively (pass the same to :func:`subset_stream`).
+    """
+    from tqdm.auto import tqdm
+
+    sets = []
+    for spec in specs:
+        records = read_corpus(spec.path, spec.fmt, SkipLog(on_error))
+        bar = tqdm(records, desc=f"sources {spec.name}", unit="src", disable=not progress)
+        keys = source_keys(with_new_paraphrase(bar), lowercase_keys)
+        log.info("%s: %d distinct sources", spec.name, len(keys))
+        sets.append(keys)
+    common = common_keys(sets)
+    log.info("common subset: %d sources", len(common))
+    return common

@@ -9,6 +9,8 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from paraamr.corpus.errors import SkipLog
+from paraamr.corpus.specs import parse_corpus_specs
+from paraamr.corpus.subset import common_subset
 from paraamr.data import resolve_data_dir
 from paraamr.errors import DataNotFoundError
 from paraamr.metrics.signature import metric_signature
@@ -17,10 +19,8 @@ from paraamr.shards import Shard
 from paraamr.tables.render import run_kind, wandb_rows, write_table
 from paraamr.tables.table2 import (
     TABLE2_COLUMNS,
-    common_subset,
     corpus_dir,
     default_corpora,
-    parse_corpus_specs,
     shard_of,
     subset_stream,
     table2_layout,

@@ -11,16 +11,17 @@ import logging
 import math
 import os
 from array import array
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
-from paraamr.corpus.readers import FORMATS, read_corpus
-from paraamr.corpus.records import SourceRecord, same_sentence
-from paraamr.corpus.subset import common_keys, filter_common, source_keys
+from paraamr.corpus.readers import read_corpus
+from paraamr.corpus.records import SourceRecord
+from paraamr.corpus.specs import CorpusSpec
+from paraamr.corpus.subset import filter_common, with_new_paraphrase
 from paraamr.data import DATA_HINT
-from paraamr.errors import DataNotFoundError, ParaAMRError
+from paraamr.errors import DataNotFoundError
 from paraamr.metrics.aggregate import bootstrap_ci
 from paraamr.metrics.lexical import CorpusBleu
 from paraamr.paper import PAPER_TABLE2, PAPER_TABLE2_SOURCES
@@ -33,10 +34,7 @@ __all__ = [
     "TABLE2_COLUMNS",
     "TABLE2",
     "table2_layout",
-    "CorpusSpec",
-    "parse_corpus_specs",
     "default_corpora",
-    "common_subset",
     "shard_of",
     "table2_row",
     "corpus_dir",
@@ -108,40 +106,6 @@ def table2_layout(rows: list[dict]) -> Layout:
     )
 
 
-@dataclass(frozen=True)
-class CorpusSpec:
-    """A corpus to compare: display name, path and reader format (:data:`FORMATS`)."""
-
-    name: str
-    path: str
-    fmt: str | None = None
-
-
-def parse_corpus_specs(spec: str) -> list[CorpusSpec]:
-    """Parse ``"name=FILE[:format] ..."``.
-
-    >>> parse_corpus_specs("A=a.jsonl B=/x/b.tsv:paranmt")
-    ... # doctest: +NORMALIZE_WHITESPACE
-    [CorpusSpec(name='A', path='a.jsonl', fmt=None),
-     CorpusSpec(name='B', path='/x/b.tsv', fmt='paranmt')]
-    """
-    out = []
-    for item in spec.split():
-        name, sep, rest = item.partition("=")
-        if not sep or not name or not rest:
-            raise ParaAMRError(f"corpus spec {item!r} is not name=FILE[:format]")
-        path, fmt = rest, None
-        head, colon, tail = rest.rpartition(":")
-        if colon and tail in FORMATS:
-            path, fmt = head, tail
-        elif colon and head and "/" not in tail and "." not in tail:
-            raise ParaAMRError(f"unknown format {tail!r} in {item!r}; known: {', '.join(FORMATS)}")
-        out.append(CorpusSpec(name, path, fmt))
-    if len({c.name for c in out}) != len(out):
-        raise ParaAMRError("corpus names must be unique")
-    return out
-
-
 def default_corpora(data_dir: Path) -> list[CorpusSpec]:
     """ParaNMT vs ParaBank-1 on the 400 ParaBank-Eval sources (the offline Table 2 sample)."""
     d = data_dir / "paraphrase" / "parabank-eval"
@@ -151,36 +115,6 @@ def default_corpora(data_dir: Path) -> list[CorpusSpec]:
         CorpusSpec("ParaNMT", str(d), "parabank-eval-paranmt"),
         CorpusSpec("ParaBank1", str(d), "parabank-eval-parabank1"),
     ]
-
-
-def _usable(records: Iterable[SourceRecord]) -> Iterator[SourceRecord]:
-    """Records with at least one paraphrase that differs from the source (case-insensitive)."""
-    for r in records:
-        if any(not same_sentence(r.text, p.text) for p in r.paraphrases):
-            yield r
-
-
-def common_subset(
-    specs: list[CorpusSpec],
-    on_error: str = "raise",
-    progress: bool = True,
-    lowercase_keys: bool = False,
-):
-    """Sorted keys of the sources present (with a usable paraphrase) in every corpus; with
-    ``lowercase_keys`` sources match case-insensitively (pass the same to :func:`subset_stream`).
-    """
-    from tqdm.auto import tqdm
-
-    sets = []
-    for spec in specs:
-        records = read_corpus(spec.path, spec.fmt, SkipLog(on_error))
-        bar = tqdm(records, desc=f"sources {spec.name}", unit="src", disable=not progress)
-        keys = source_keys(_usable(bar), lowercase_keys)
-        log.info("%s: %d distinct sources", spec.name, len(keys))
-        sets.append(keys)
-    common = common_keys(sets)
-    log.info("common subset: %d sources", len(common))
-    return common
 
 
 def shard_of(records: Iterable[SourceRecord], shard: int, num_shards: int):
@@ -208,7 +142,7 @@ def subset_stream(
     lowercase_keys: bool = False,
 ):
     """The records of one corpus restricted to the common subset (first ``limit``)."""
-    records = _usable(read_corpus(spec.path, spec.fmt, skips))
+    records = with_new_paraphrase(read_corpus(spec.path, spec.fmt, skips))
     return limited(filter_common(records, keys, lowercase_keys), limit)
 
 
