@@ -7,6 +7,9 @@ paraamr score corpus.jsonl --out results/one   # one corpus, all five metrics, s
 paraamr paraphrase --model DIR --template "(ROOT (S (NP) (VP) (.)))" < sentences.txt
 paraamr build-merge --out DIR --num-shards 4     # join a sharded build, write its Table 1
 paraamr table1 corpus.jsonl                     # Table 1 statistics of a built corpus
+paraamr humaneval sample A=a.jsonl B=b.tsv:paranmt --n 300 --out kit   # Table 4: blind kit
+paraamr humaneval score --dir kit Batch_results.csv answers-*.json --out results/table4
+paraamr humaneval examples A=a.jsonl B=b.tsv:paranmt --k 5 --out examples.md   # Table 3
 """
 
 from __future__ import annotations
@@ -21,17 +24,6 @@ from paraamr.corpus.readers import FORMATS
 from paraamr.errors import cli_errors
 
 METRIC_NAMES = ("similarity", "bleu", "iou", "ted3", "tedf")
-
-
-def _depth(text: str) -> int:
-    """argparse type of ``--depth``: a whole number >= 1."""
-    try:
-        d = int(text)
-    except ValueError:
-        d = 0
-    if d < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return d
 
 
 def _existing_file(path: str | None) -> None:
@@ -174,6 +166,97 @@ def _cmd_table1(a) -> None:
     json.dump(stats, sys.stdout, indent=2)
 
 
+def _cmd_humaneval(a) -> None:
+    from paraamr.corpus.specs import parse_corpus_specs
+
+    if a.hcmd in ("sample", "examples"):
+        specs = parse_corpus_specs(a.corpora)
+        for spec in specs:
+            if not Path(spec.path).exists():
+                raise FileNotFoundError(2, "No such file or directory", spec.path)
+    if a.hcmd == "sample":
+        from paraamr.tables.table4 import sample_kit
+
+        paths = sample_kit(specs, a.out, n=a.n, seed=a.seed, checks=a.checks, on_error=a.on_error)
+        print(f"kit written to {a.out}: give annotators {paths['annotate.html']} or upload "
+              f"{paths['mturk/input.csv']} with {paths['mturk/template.html']}; keep "
+              f"{paths['key.jsonl']} to yourself")  # fmt: skip
+    elif a.hcmd == "score":
+        for r in a.results:
+            _existing_file(r)
+        from paraamr.tables.table4 import score_kit
+
+        scored, paths = score_kit(a.dir, a.results, a.out, on_error=a.on_error,
+                                  bootstrap=a.bootstrap, seed=a.seed,
+                                  max_failed_checks=a.max_failed_checks,
+                                  wandb=not a.no_wandb)  # fmt: skip
+        print(paths["md"].read_text(encoding="utf-8"))
+    else:
+        from paraamr.tables.table3 import write_examples
+
+        parser = encoder = None
+        if not a.no_metrics:
+            from paraamr.metrics.semantic import load_encoder
+            from paraamr.parsers.base import make_parser
+
+            parser, encoder = make_parser(a.parser), load_encoder(a.similarity)
+        paths = write_examples(specs, a.out, k=a.k, seed=a.seed, max_per_corpus=a.max_per_corpus,
+                               parser=parser, encoder=encoder, encoder_name=a.similarity,
+                               on_error=a.on_error)  # fmt: skip
+        print(paths["md"].read_text(encoding="utf-8"))
+
+
+def _positive(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return v
+
+
+def _add_humaneval(sub) -> None:
+    h = sub.add_parser("humaneval", help="Table 4 human evaluation kit (sample, score) and "
+                       "Table 3 examples")  # fmt: skip
+    hs = h.add_subparsers(dest="hcmd", required=True)
+    s = hs.add_parser("sample", help="blind pairs of every corpus on common sources -> a kit "
+                      "(annotate.html, MTurk batch, key)")  # fmt: skip
+    s.add_argument("corpora", nargs="+", metavar="NAME=FILE[:format]")
+    s.add_argument("--n", type=_positive, default=300, help="pairs per corpus (paper: 300)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--checks", type=int, default=0,
+                   help="attention checks of each kind (a copy, an unrelated pair)")  # fmt: skip
+    s.add_argument("--out", required=True, help="the kit folder")
+    s.add_argument("--on-error", default="raise", choices=("raise", "skip"))
+    c = hs.add_parser("score", help="MTurk batch results and/or page downloads -> Table 4")
+    c.add_argument("results", nargs="+", help="Batch_*_batch_results.csv, answers-*.csv/json")
+    c.add_argument("--dir", required=True, help="the kit folder (key.jsonl, manifest.json)")
+    c.add_argument("--out", required=True)
+    c.add_argument("--bootstrap", type=int, default=1000, help="resamples of items (0: none)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument(
+        "--max-failed-checks",
+        type=int,
+        default=None,
+        help="leave out annotators who failed more attention checks than this",
+    )
+    c.add_argument("--no-wandb", action="store_true")
+    c.add_argument("--on-error", default="raise", choices=("raise", "skip"))
+    e = hs.add_parser("examples", help="Table 3: paraphrases of K common sources side by side")
+    e.add_argument("corpora", nargs="+", metavar="NAME=FILE[:format]")
+    e.add_argument("--k", type=_positive, default=5)
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--max-per-corpus", type=_positive, default=3)
+    e.add_argument("--out", required=True, help="markdown file (JSON beside it)")
+    e.add_argument("--parser", default="spacy", choices=("spacy", "stanza"))
+    e.add_argument("--similarity", default="minilm")
+    e.add_argument("--no-metrics", action="store_true", help="sentences only (no parser/encoder)")
+    e.add_argument("--on-error", default="raise", choices=("raise", "skip"))
+    h.set_defaults(func=_cmd_humaneval)
+
+
 def _cmd_paraphrase(a) -> None:
     from paraamr.scpn.cli import run_paraphrase
 
@@ -191,7 +274,7 @@ def main(argv: list[str] | None = None) -> None:
     t = sub.add_parser("ted", help="tree edit distance between two bracket strings")
     t.add_argument("tree_a")
     t.add_argument("tree_b")
-    t.add_argument("--depth", type=_depth, default=None, help="prune both trees to this depth")
+    t.add_argument("--depth", type=_positive, default=None, help="prune both trees to this depth")
     t.add_argument("--variant", default="paraamr", choices=_ted_variants())
     t.add_argument("--kernel", default="edist", choices=("edist", "zss"))
     t.set_defaults(func=_cmd_ted)
@@ -226,6 +309,7 @@ def main(argv: list[str] | None = None) -> None:
     from paraamr.scpn.cli import add_paraphrase_parser
 
     add_paraphrase_parser(sub).set_defaults(func=_cmd_paraphrase)
+    _add_humaneval(sub)
     sub.add_parser("top", help="TOP: `paraamr top stats ...`, `paraamr top parse --model DIR`",
                    add_help=False)  # fmt: skip
     argv = list(sys.argv[1:] if argv is None else argv)

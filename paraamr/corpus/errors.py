@@ -54,15 +54,21 @@ class SkipLog:
         check_on_error(self.on_error)
         self.counts = Counter(self.counts)
 
-    def skip(self, reason: str, path: str | None = None, line: int | None = None) -> None:
-        """Record a bad record: raise :class:`CorpusFormatError`, or count it and warn."""
+    def skip(
+        self, reason: str, path: str | None = None, line: int | str | None = None, detail: str = ""
+    ) -> None:
+        """Record a bad record: raise :class:`CorpusFormatError`, or count it and warn.
+
+        Records are counted by ``reason``; ``detail`` (which record, what else) is added to the
+        raised message and the warning, so counts do not split by it."""
+        said = f"{reason}: {detail}" if detail else reason
         if self.on_error == "raise":
-            raise CorpusFormatError(f"{reason} ({self.hint})", path, line)
+            raise CorpusFormatError(f"{said} ({self.hint})", path, line)
         self.counts[reason] += 1
         where = f"{path}:{line}" if path is not None else "?"
         self.examples.setdefault(reason, where)
         if self.total <= self.max_warnings:
-            log.warning("skipped %s: %s", where, reason)
+            log.warning("skipped %s: %s", where, said)
 
     @property
     def total(self) -> int:

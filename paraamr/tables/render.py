@@ -66,6 +66,7 @@ class Layout:
     intro: tuple[str, ...] = ()
     paper: tuple[Mapping[str, Any], ...] = ()
     paper_source: str = "paper (Huang et al. 2023)"
+    note: str = OFFLINE_NOTE  # printed under the table unless the rows are a reproduction
     row_notes: Callable[[Mapping[str, Any]], list[str]] | None = field(default=None, repr=False)
 
 
@@ -82,7 +83,12 @@ def run_kind(signature: str) -> str:
 
 
 def fmt_value(row: Mapping[str, Any], col: Column) -> str:
-    """One cell (``–`` for a missing value, ``n/a`` for ``None``)."""
+    """One cell (``–`` for a missing value, ``n/a`` for ``None``); a number shows ``± std``
+    when the row has its std, else ``[lo, hi]`` when it has ``<key>_lo`` and ``<key>_hi``.
+
+    >>> fmt_value({"a": 2.0, "a_lo": 1.5, "a_hi": 2.25}, Column("a", "A"))
+    '2.00 [1.50, 2.25]'
+    """
     if col.key not in row:
         return "–"
     v = row[col.key]
@@ -95,7 +101,12 @@ def fmt_value(row: Mapping[str, Any], col: Column) -> str:
     out = f"{v:.{col.digits}f}"
     std_key = f"{col.key}_std" if col.std is None else col.std
     std = row.get(std_key) if std_key else None
-    return f"{out} ± {std:.{col.digits}f}" if std is not None else out
+    if std is not None:
+        return f"{out} ± {std:.{col.digits}f}"
+    lo, hi = row.get(f"{col.key}_lo"), row.get(f"{col.key}_hi")
+    if lo is not None and hi is not None:
+        return f"{out} [{lo:.{col.digits}f}, {hi:.{col.digits}f}]"
+    return out
 
 
 def render_markdown(
@@ -132,8 +143,8 @@ def render_markdown(
             lines.append(f"- {r[first.key]}: `{r['signature']}`")
             for note in layout.row_notes(r) if layout.row_notes else []:
                 lines.append(f"  - {note}")
-    if kind != "reproduction":
-        lines += ["", OFFLINE_NOTE]
+    if kind != "reproduction" and layout.note:
+        lines += ["", layout.note]
     lines += list(footer)
     return "\n".join(lines) + "\n"
 
@@ -143,6 +154,7 @@ def write_table(
     rows: Sequence[Mapping[str, Any]],
     out_dir: str | os.PathLike,
     meta: Mapping[str, Any],
+    footer: Sequence[str] = (),
 ) -> dict[str, Path]:
     """Write ``<name>.md``, ``<name>.csv`` (one line per row, ours then the paper's, with a
     ``source`` column) and ``<name>.json`` (``{"rows", "paper", "meta"}``) under ``out_dir``."""
@@ -151,11 +163,14 @@ def write_table(
     kind = meta.get("run_kind", "offline analogue")
     paths = {k: out / f"{layout.name}.{k}" for k in ("md", "csv", "json")}
     paths["md"].write_text(
-        render_markdown(layout, rows, kind=kind, description=meta.get("description", "")),
+        render_markdown(
+            layout, rows, kind=kind, description=meta.get("description", ""), footer=footer
+        ),
         encoding="utf-8",
     )
     keys = [c.key for c in layout.columns]
     stds = {f"{c.key}_std" if c.std is None else c.std for c in layout.columns} - {""}
+    stds |= {f"{c.key}_{end}" for c in layout.columns for end in ("lo", "hi")}
     extra = sorted({k for r in rows for k in r if k in stds and k not in keys})
     with open(paths["csv"], "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)

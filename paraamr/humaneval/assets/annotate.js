@@ -1,0 +1,188 @@
+/* The annotation page: one pair at a time, answers kept in localStorage under the kit id. */
+(function () {
+  "use strict";
+  var DATA = JSON.parse(document.getElementById("kit-data").textContent);
+  var FIELDS = DATA.questions;
+  var STORE = "paraamr-humaneval:" + DATA.kit;
+  var $ = function (id) { return document.getElementById(id); };
+  var state = { annotator: "", pos: 0, answers: {} };
+  var storageOk = true;
+  var active = FIELDS[0];
+
+  function load() {
+    try {
+      var raw = window.localStorage.getItem(STORE);
+      if (raw) {
+        var s = JSON.parse(raw);
+        state.annotator = s.annotator || "";
+        state.answers = s.answers || {};
+        state.pos = Math.min(Math.max(s.pos || 0, 0), DATA.items.length - 1);
+      }
+    } catch (e) {
+      storageOk = false;
+    }
+  }
+
+  function save() {
+    if (!storageOk) { return; }
+    try {
+      window.localStorage.setItem(STORE, JSON.stringify(state));
+    } catch (e) {
+      storageOk = false;
+      say("This browser does not keep answers: download them before closing the page.");
+    }
+  }
+
+  function say(text) { $("status").textContent = text; }
+
+  function item() { return DATA.items[state.pos]; }
+
+  function answered(id) {
+    var a = state.answers[id];
+    return !!a && FIELDS.every(function (f) { return a[f] !== undefined; });
+  }
+
+  function setActive(field) {
+    active = field;
+    FIELDS.forEach(function (f) {
+      $("q-" + f).classList.toggle("active", f === field);
+    });
+  }
+
+  function render() {
+    var it = item();
+    $("source").textContent = it.source;
+    $("paraphrase").textContent = it.paraphrase;
+    $("position").textContent = "Pair " + (state.pos + 1) + " of " + DATA.items.length;
+    var a = state.answers[it.id] || {};
+    FIELDS.forEach(function (f) {
+      document.querySelectorAll('input[name="' + f + '"]').forEach(function (r) {
+        r.checked = a[f] !== undefined && String(a[f]) === r.value;
+      });
+    });
+    var done = DATA.items.filter(function (x) { return answered(x.id); }).length;
+    $("progress").value = done;
+    $("progress").max = DATA.items.length;
+    $("progress-text").textContent = done + " of " + DATA.items.length + " answered";
+    $("prev").disabled = state.pos === 0;
+    $("next").disabled = state.pos === DATA.items.length - 1;
+    var first = FIELDS.filter(function (f) { return a[f] === undefined; })[0];
+    setActive(first || FIELDS[0]);
+  }
+
+  function answer(field, value) {
+    var id = item().id;
+    var a = state.answers[id] || {};
+    a[field] = value;
+    a.answered_at = new Date().toISOString();
+    state.answers[id] = a;
+    save();
+  }
+
+  function go(delta) {
+    var p = state.pos + delta;
+    if (p < 0 || p >= DATA.items.length) { return; }
+    state.pos = p;
+    save();
+    render();
+  }
+
+  function rows() {
+    return DATA.items.filter(function (x) { return state.answers[x.id]; }).map(function (x) {
+      var a = state.answers[x.id];
+      var r = { item_id: x.id, annotator: state.annotator };
+      FIELDS.forEach(function (f) { r[f] = a[f] === undefined ? null : a[f]; });
+      r.answered_at = a.answered_at;
+      return r;
+    });
+  }
+
+  function csvCell(v) {
+    var s = v === null || v === undefined ? "" : String(v);
+    return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+  }
+
+  function download(kind) {
+    if (!state.annotator.trim()) {
+      say("Enter your annotator id first.");
+      $("annotator").focus();
+      return;
+    }
+    var body, type;
+    if (kind === "json") {
+      body = JSON.stringify({ format: "paraamr-humaneval-answers/1", kit: DATA.kit,
+                              annotator: state.annotator, answers: rows() }, null, 1);
+      type = "application/json";
+    } else {
+      var cols = ["kit", "annotator", "item_id"].concat(FIELDS, ["answered_at"]);
+      var lines = [cols.join(",")];
+      rows().forEach(function (r) {
+        r.kit = DATA.kit;
+        lines.push(cols.map(function (c) { return csvCell(r[c]); }).join(","));
+      });
+      body = lines.join("\n") + "\n";
+      type = "text/csv";
+    }
+    var safe = state.annotator.replace(/[^A-Za-z0-9_-]+/g, "_");
+    var a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([body], { type: type }));
+    a.download = "answers-" + safe + "-" + DATA.kit + "." + kind;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    say("Downloaded " + rows().length + " answered pairs.");
+  }
+
+  function onKey(e) {
+    var t = e.target;
+    if (t && t.tagName === "INPUT" && t.type === "text") { return; }
+    if (e.altKey || e.ctrlKey || e.metaKey) { return; }
+    if (e.key === "1" || e.key === "2" || e.key === "3") {
+      e.preventDefault();
+      var field = active;
+      answer(field, Number(e.key));
+      var id = item().id;
+      if (answered(id) && field === FIELDS[FIELDS.length - 1] && state.pos < DATA.items.length - 1) {
+        go(1);
+      } else {
+        render();
+        var next = FIELDS.filter(function (f) { return state.answers[id][f] === undefined; })[0];
+        setActive(next || field);
+      }
+      return;
+    }
+    var inRadio = t && t.tagName === "INPUT" && t.type === "radio";
+    if (inRadio) { return; }  // arrows move within a radio group, as everywhere
+    if (e.key === "ArrowRight") { e.preventDefault(); go(1); }
+    else if (e.key === "ArrowLeft") { e.preventDefault(); go(-1); }
+    else if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      var i = FIELDS.indexOf(active) + (e.key === "ArrowDown" ? 1 : -1);
+      setActive(FIELDS[(i + FIELDS.length) % FIELDS.length]);
+    }
+  }
+
+  load();
+  $("annotator").value = state.annotator;
+  $("annotator").addEventListener("input", function () {
+    state.annotator = $("annotator").value;
+    save();
+  });
+  FIELDS.forEach(function (f) {
+    document.querySelectorAll('input[name="' + f + '"]').forEach(function (r) {
+      r.addEventListener("change", function () {
+        answer(f, Number(r.value));
+        render();
+        setActive(f);
+      });
+    });
+    $("q-" + f).addEventListener("focusin", function () { setActive(f); });
+  });
+  $("prev").addEventListener("click", function () { go(-1); });
+  $("next").addEventListener("click", function () { go(1); });
+  $("download-csv").addEventListener("click", function () { download("csv"); });
+  $("download-json").addEventListener("click", function () { download("json"); });
+  document.addEventListener("keydown", onKey);
+  if (!storageOk) { say("This browser does not keep answers: download them before closing the page."); }
+  render();
+})();
