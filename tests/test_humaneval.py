@@ -20,8 +20,6 @@ from paraamr.humaneval.answers import read_answers
 from paraamr.humaneval.sample import KeyItem
 from paraamr.humaneval.score import Kit, agreement, load_kit, score_answers, table4_rows
 
-PBE = "/work/shared/data/paraphrase/parabank-eval"
-
 # Two corpora with partly shared sources. Sources S0..S5 in A, S2..S9 in B; S3 has only a copy
 # in B, so the sources both have a non-copy paraphrase of are S2, S4, S5.
 CORPUS_A = [
@@ -513,9 +511,8 @@ def test_page_json_download_is_read(tmp_path):
 
 
 @pytest.mark.parametrize("n", [50])
-def test_kit_from_parabank_eval(tmp_path, n):
-    if not Path(PBE, "candidates.tsv").is_file():
-        pytest.skip("ParaBank-Eval not in ../shared/data")
+def test_kit_from_parabank_eval(tmp_path, n, parabank_eval):
+    PBE = parabank_eval
     out = tmp_path / "kit"
     main(
         [
@@ -538,6 +535,37 @@ def test_kit_from_parabank_eval(tmp_path, n):
     # shuffled: the corpus changes from one item to the next about half the time (grouped by
     # corpus it would change once)
     corpora = [k["corpus"] for k in key]
-    assert sum(a != b for a, b in zip(corpora, corpora[1:])) > 30
+    assert sum(a != b for a, b in zip(corpora, corpora[1:], strict=False)) > 30
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["n_items"] == 2 * n and "corpora:ParaNMT+ParaBank1" in manifest["signature"]
+
+
+def test_examples_side_by_side_with_their_metrics(tmp_path, parabank_eval, minilm):
+    from paraamr.corpus.specs import CorpusSpec
+    from paraamr.metrics.ted import tree_edit_distance
+    from paraamr.parsers.base import make_parser
+    from paraamr.tables.table3 import write_examples
+
+    specs = [
+        CorpusSpec("ParaNMT", str(parabank_eval), "parabank-eval-paranmt"),
+        CorpusSpec("ParaBank1", str(parabank_eval), "parabank-eval-parabank1"),
+    ]
+    parser = make_parser("spacy")
+    paths = write_examples(
+        specs, tmp_path / "ex.md", k=3, seed=1, max_per_corpus=2, parser=parser, encoder=minilm
+    )
+    data = json.loads(paths["json"].read_text())
+    assert len(data["examples"]) == 3 and "corpora:ParaNMT+ParaBank1" in data["signature"]
+    md = paths["md"].read_text()
+    for e in data["examples"]:
+        assert set(e["paraphrases"]) == {"ParaNMT", "ParaBank1"}
+        src = e["source"]
+        assert src.replace("|", "\\|") in md
+        for ps in e["paraphrases"].values():
+            assert 1 <= len(ps) <= 2
+            for p in ps:
+                a, b = parser.parse([src])[0], parser.parse([p["text"]])[0]
+                assert p["ted3"] == tree_edit_distance(a.tree, b.tree, depth=3)
+                u, v = minilm.encode([src, p["text"]], normalize_embeddings=True)
+                assert p["similarity"] == pytest.approx(float(u @ v), abs=1e-5)
+                assert p["text"] != src

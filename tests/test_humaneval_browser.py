@@ -20,7 +20,6 @@ from paraamr.cli import main
 
 pytestmark = pytest.mark.slow
 
-PBE = "/work/shared/data/paraphrase/parabank-eval"
 N = 50
 
 
@@ -67,9 +66,8 @@ def _choice(annotator: str, i: int) -> tuple[int, int | None]:
 
 
 @pytest.fixture(scope="module")
-def kit(tmp_path_factory):
-    if not Path(PBE, "candidates.tsv").is_file():
-        pytest.skip("ParaBank-Eval not in ../shared/data")
+def kit(tmp_path_factory, parabank_eval):
+    PBE = parabank_eval
     out = tmp_path_factory.mktemp("kit") / "kit"
     main(["humaneval", "sample", f"ParaNMT={PBE}:parabank-eval-paranmt",
           f"ParaBank1={PBE}:parabank-eval-parabank1", "--n", str(N), "--checks", "2",

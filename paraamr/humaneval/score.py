@@ -121,7 +121,8 @@ def join_key(answers: Answers, kit: Kit, skips: SkipLog) -> list[tuple[KeyItem, 
                 "an annotator answered the same item and question twice",
                 j.path,
                 j.line,
-                f"{j.annotator}, {j.question} of item {j.item_id} (first at {seen.path}:{seen.line})",
+                f"{j.annotator}, {j.question} of item {j.item_id} "
+                f"(first at {seen.path}:{seen.line})",
             )
             continue
         first[(j.item_id, j.annotator, j.question)] = j
