@@ -268,7 +268,6 @@ def test_score_mturk_batch_by_hand(tmp_path):
             str(out),
             "--bootstrap",
             "0",
-            "--no-wandb",
         ]
     )
     data = json.loads((out / "table4.json").read_text())
@@ -296,6 +295,13 @@ def test_score_mturk_batch_by_hand(tmp_path):
     md = (out / "table4.md").read_text()
     assert "paper (Huang et al. 2023, Table 4)" in md and "| ParaAMR |" in md
     assert (out / "table4_shares.png").stat().st_size > 0
+    # the W&B run (offline): group table4, the averages in its summary
+    from paraamr.testing.wandb_records import read_offline_run
+
+    (run,) = (out / "wandb").glob("offline-run-*")
+    rec = read_offline_run(run)
+    assert (rec["project"], rec["group"]) == ("paraamr", "table4")
+    assert rec["summary"]["ZetaCorpusQ/similarity/average"] == 2.25
 
 
 def test_score_bad_answers_raise_with_file_and_line_or_count(tmp_path, capsys):
