@@ -414,3 +414,18 @@ def test_make_validity_entry_point_small(tmp_path, compose_config, monkeypatch):
     # compared as JSON: NaN (an empty bucket's interval) must equal NaN
     dump = lambda x: json.dumps(x, sort_keys=True)  # noqa: E731
     assert dump(again["meaning"]["perplexity"]) == dump(res["meaning"]["perplexity"])
+
+
+def test_every_measure_signature_reads_back_as_fields():
+    """Each signature is a Signature whose fields parse (a bare ``ppl(...)`` part did not)."""
+    from paraamr.signature import Signature
+    from paraamr.validity.measures import measure_signatures
+
+    sigs = measure_signatures(data="d", similarity="minilm", parser_sig="p", lm_sig="ppl(x,y)")
+    for name, sig in sigs.items():
+        if name.startswith("_"):
+            continue
+        fields = Signature(sig).fields
+        assert fields["paraamr"] and fields["data"] == "d", name
+    assert Signature(sigs["perplexity"]).fields["lm"] == "ppl(x,y)"
+    assert Signature(sigs["ted3"]).fields["parser"] == "p"

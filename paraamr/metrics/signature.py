@@ -42,23 +42,22 @@ def metric_signature(
         )
     v = package_versions()
     case = "lower" if lowercase else "as-written"
-    parts = [
-        f"paraamr:{v['paraamr']}",
-        f"data:{data}",
-        "agg:src-mean,drop-identical:ci",
-        f"sim:cos({similarity})",
-        (
-            f"bleu:{bleu},w:uniform4,tok:parser"
-            if bleu == "nltk-sentence"
-            else f"bleu:{bleu},tok:13a"
-        )
-        + f",case:{case}",
-        f"iou:token-set,tok:parser,case:{case}",
-        f"ted:{VARIANTS[ted_variant].describe()},d3:{ted3_depth},unit-cost,words:no,pos:yes,"
-        f"kernel:{ted_kernel}",
-        f"parser:{parser_sig}",
-        "versions:" + ",".join(f"{k}-{v[k]}" for k in PACKAGES),
-    ]
+    bleu_part = (
+        f"{bleu},w:uniform4,tok:parser" if bleu == "nltk-sentence" else f"{bleu},tok:13a"
+    ) + f",case:{case}"
+    fields: list[tuple[str, object]] = [
+        ("paraamr", v["paraamr"]),
+        ("data", data),
+        ("agg", "src-mean,drop-identical:ci"),
+        ("sim", f"cos({similarity})"),
+        ("bleu", bleu_part),
+        ("iou", f"token-set,tok:parser,case:{case}"),
+        ("ted", f"{VARIANTS[ted_variant].describe()},d3:{ted3_depth},unit-cost,words:no,pos:yes,"
+                f"kernel:{ted_kernel}"),
+        ("parser", parser_sig),
+        ("versions", ",".join(f"{k}-{v[k]}" for k in PACKAGES)),
+    ]  # fmt: skip
     if self_bleu:
-        parts.insert(-2, f"selfbleu:nltk-sentence,n:5,pad:repeat,order:rng(source-id),case:{case}")
-    return Signature("|".join(parts))
+        selfbleu = f"nltk-sentence,n:5,pad:repeat,order:rng(source-id),case:{case}"
+        fields.insert(-2, ("selfbleu", selfbleu))
+    return Signature.build(*fields)

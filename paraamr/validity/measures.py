@@ -34,7 +34,7 @@ from paraamr.metrics.semantic import cosine_pairs
 from paraamr.metrics.signature import metric_signature
 from paraamr.metrics.ted import ted_batch
 from paraamr.parsers.base import parse_unique
-from paraamr.signature import package_versions
+from paraamr.signature import Signature, package_versions
 from paraamr.validity.judgements import Item
 
 __all__ = ["MEASURES", "DIRECTION", "Measures", "compute_measures", "measure_signatures"]
@@ -86,44 +86,36 @@ def measure_signatures(
     >>> s["ted3"].split("|")[3]
     'ted:paraamr-v2,d3:3,unit-cost,words:no,pos:yes,kernel:edist'
     """
-    table2 = metric_signature(
+    common = dict(
         similarity=similarity,
         parser_sig=parser_sig,
-        bleu="nltk-sentence",
         ted_variant=ted_variant,
         ted_kernel=ted_kernel,
         ted3_depth=ted3_depth,
         data=data,
         lowercase=lowercase,
-    ).split("|")
-    part = {p.split(":", 1)[0]: p for p in table2}
-    sacre = metric_signature(
-        similarity=similarity,
-        parser_sig=parser_sig,
-        bleu="sacrebleu-sentence",
-        ted_variant=ted_variant,
-        ted_kernel=ted_kernel,
-        ted3_depth=ted3_depth,
-        data=data,
-        lowercase=lowercase,
-    ).split("|")[4]
+    )
+    part = metric_signature(bleu="nltk-sentence", **common).fields
+    sacre = metric_signature(bleu="sacrebleu-sentence", **common).fields["bleu"]
     v = package_versions()
     head = [
-        part["paraamr"],
-        part["data"],
-        "agg:per-pair,human=mean-of-judges,copies-excluded,boot=sources",
+        ("paraamr", part["paraamr"]),
+        ("data", part["data"]),
+        ("agg", "per-pair,human=mean-of-judges,copies-excluded,boot=sources"),
     ]
-    tail = [part["parser"], part["versions"]]
-    bare = [part["versions"]]
+    tail = [("parser", part["parser"]), ("versions", part["versions"])]
+    bare = [("versions", part["versions"])]
+    lm = ("lm", lm_sig) if lm_sig else ("ppl", "none")
+    sig = Signature.build
     return {
-        "similarity": "|".join([*head, part["sim"], *bare]),
-        "bleu": "|".join([*head, part["bleu"], *tail]),
-        "bleu_sacrebleu": "|".join([*head, sacre, *bare]),
-        "iou": "|".join([*head, part["iou"], *tail]),
-        "ted3": "|".join([*head, part["ted"], *tail]),
-        "tedf": "|".join([*head, part["ted"].replace(f"d3:{ted3_depth}", "full"), *tail]),
-        "perplexity": "|".join([*head, lm_sig or "ppl:none", *bare]),
-        "nll": "|".join([*head, "nll:file-column(generator NLL, mean over sys_id groups)"]),
+        "similarity": sig(*head, ("sim", part["sim"]), *bare),
+        "bleu": sig(*head, ("bleu", part["bleu"]), *tail),
+        "bleu_sacrebleu": sig(*head, ("bleu", sacre), *bare),
+        "iou": sig(*head, ("iou", part["iou"]), *tail),
+        "ted3": sig(*head, ("ted", part["ted"]), *tail),
+        "tedf": sig(*head, ("ted", part["ted"].replace(f"d3:{ted3_depth}", "full")), *tail),
+        "perplexity": sig(*head, lm, *bare),
+        "nll": sig(*head, ("nll", "file-column(generator NLL, mean over sys_id groups)")),
         "_versions": ",".join(f"{k}-{x}" for k, x in v.items()),
     }
 
