@@ -222,3 +222,14 @@ def test_multitask_decoder_only_run_shares_one_model(tmp_path, compose_config, m
     ]
     gen = r["generation"]
     assert gen["generated"] == gen["requested"] and gen["template_matching"] <= gen["valid"]
+
+
+def test_signature_fields_read_back(compose_config):
+    """The TOP signature is a Signature: every part is key:value (``top|parser|`` was not)."""
+    from paraamr.signature import Signature
+    from paraamr.top.pipeline import signature
+
+    cfg = compose_config("top", "seed=3")
+    fields = Signature(signature(cfg, "parser")).fields
+    assert fields["top"] == "parser" and fields["seed"] == "3"
+    assert fields["model"] == str(cfg.model.model_name_or_path)

@@ -57,30 +57,32 @@ def signature(
 ) -> str:
     """How the row was made: model, format, parser, corpus, budget, test sets (default
     ``cfg.eval.test_sets``), versions; ``control:`` when the parse-control run was made."""
-    from paraamr.signature import package_versions
+    from paraamr.signature import Signature, package_versions
 
     v = package_versions()
     ev = cfg.eval
     tests = list(test_sets) if test_sets is not None else list(ev.test_sets)
-    parts = [
-        f"paraamr:{v['paraamr']}",
-        f"scpn:model:{model}",
-        fmt,
-        f"parser:{parser}",
-        f"train:{cfg.corpus}",
-        f"seed:{cfg.seed}",
-        f"steps:{steps}",
-        f"beams:{cfg.model.num_beams}",
-        f"test:{','.join(tests)}:first{ev.limit}" if ev.limit else f"test:{','.join(tests)}",
-        "bleu:sacrebleu-corpus,tok:13a",
-        f"sim:cos({ev.similarity})",
-        "ted:paraamr,d3:3,target=reference-parse",
-        "versions:"
-        + ",".join(f"{k}-{v[k]}" for k in ("torch", "transformers", "sacrebleu", "spacy")),
-    ]
+    fmt_key, _, fmt_value = fmt.partition(":")
+    test = f"{','.join(tests)}:first{ev.limit}" if ev.limit else ",".join(tests)
+    fields: list[tuple[str, object]] = [
+        ("paraamr", v["paraamr"]),
+        ("scpn", f"model:{model}"),
+        (fmt_key, fmt_value),
+        ("parser", parser),
+        ("train", cfg.corpus),
+        ("seed", cfg.seed),
+        ("steps", steps),
+        ("beams", cfg.model.num_beams),
+        ("test", test),
+        ("bleu", "sacrebleu-corpus,tok:13a"),
+        ("sim", f"cos({ev.similarity})"),
+        ("ted", "paraamr,d3:3,target=reference-parse"),
+        ("versions", ",".join(f"{k}-{v[k]}" for k in ("torch", "transformers", "sacrebleu",
+                                                       "spacy"))),
+    ]  # fmt: skip
     if ev.get("control"):
-        parts.insert(-1, "control:swapped-target-parse(i+n//2)")
-    return "|".join(parts)
+        fields.insert(-1, ("control", "swapped-target-parse(i+n//2)"))
+    return Signature.build(*fields)
 
 
 def recipe_signature(module: Any) -> str:

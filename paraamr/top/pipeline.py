@@ -39,6 +39,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from paraamr.errors import ConfigError
+from paraamr.signature import Signature
 from paraamr.top.encoding import LabelVocab
 from paraamr.top.evaluate import exact_match_report, low_resource_subsamples
 from paraamr.top.pairs import collect_samples, generator_pairs, parser_pairs, sampling_plan
@@ -51,17 +52,26 @@ log = logging.getLogger(__name__)
 SETTING_FILE = "setting.json"
 
 
-def signature(cfg: DictConfig, role: str) -> str:
-    """``top|model:<backbone>|lr:..|steps:..|...`` naming how a number was computed."""
+def signature(cfg: DictConfig, role: str) -> Signature:
+    """``top:<role>|model:<backbone>|lr:..|steps:..|...`` naming how a number was computed."""
     m = cfg.model
     steps = (cfg.stages.get(role) or {}).get("trainer", {}).get("max_steps", cfg.trainer.max_steps)
-    return (
-        f"top|{role}|model:{m.model_name_or_path}|arch:{m.get('arch', 'auto')}|"
-        f"freeze:{m.get('freeze_layers')}|constrained:{m.get('constrained', False)}|"
-        f"multitask:{cfg.get('multitask', False)}|label_tokens:{m.add_label_tokens}|"
-        f"lr:{m.lr}|warmup:{m.warmup_steps}|steps:{steps}|batch:{cfg.data.batch_size}|"
-        f"top_p:{cfg.generation.top_p}|k:{cfg.generation.samples_per_template}|"
-        f"beams:{cfg.parsing.num_beams}|seed:{cfg.seed}"
+    return Signature.build(
+        ("top", role),
+        ("model", m.model_name_or_path),
+        ("arch", m.get("arch", "auto")),
+        ("freeze", m.get("freeze_layers")),
+        ("constrained", m.get("constrained", False)),
+        ("multitask", cfg.get("multitask", False)),
+        ("label_tokens", m.add_label_tokens),
+        ("lr", m.lr),
+        ("warmup", m.warmup_steps),
+        ("steps", steps),
+        ("batch", cfg.data.batch_size),
+        ("top_p", cfg.generation.top_p),
+        ("k", cfg.generation.samples_per_template),
+        ("beams", cfg.parsing.num_beams),
+        ("seed", cfg.seed),
     )
 
 
