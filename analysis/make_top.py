@@ -21,8 +21,9 @@ import json
 import shutil
 from pathlib import Path
 
+from paraamr.metrics.aggregate import mean_std
 from paraamr.paper import PAPER_TOP_TABLE2, PAPER_TOP_TABLE3, PAPER_TOP_TABLE4
-from paraamr.tables.sweep import mean_std, plot_grouped
+from paraamr.tables.sweep import plot_grouped
 
 BUCKETS = ("f>=5", "f<5", "f=0")
 KEYS = (("real", "Real"), ("real+syn", "+syn"))

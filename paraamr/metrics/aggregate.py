@@ -14,13 +14,14 @@ rejects them.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from paraamr.errors import InputError
 
-__all__ = ["source_means", "corpus_means", "bootstrap_ci"]
+__all__ = ["source_means", "corpus_means", "bootstrap_ci", "mean_std"]
 
 #: Resampled indices held at once by :func:`bootstrap_ci` (4M int64 = 32 MB).
 BOOTSTRAP_BLOCK = 1 << 22
@@ -37,6 +38,22 @@ def source_means(pair_rows: Sequence[Mapping[str, float]], metrics: Sequence[str
                 raise InputError(f"non-finite {m} value {v!r} cannot enter a mean")
         out[m] = float(sum(vals) / len(vals)) if vals else None
     return out
+
+
+def mean_std(xs: Sequence[float], digits: int | None = 4) -> tuple[float, float]:
+    """Mean and sample standard deviation (``n - 1``; 0 for one value) over seeds or runs,
+    rounded to ``digits`` (``None``: not rounded). The one mean ± std of the project.
+
+    >>> mean_std([1.0, 2.0, 4.0])
+    (2.3333, 1.5275)
+    >>> mean_std([0.5])
+    (0.5, 0.0)
+    """
+    if not xs:
+        raise InputError("mean_std of no values")
+    mean = statistics.fmean(xs)
+    sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
+    return (mean, sd) if digits is None else (round(mean, digits), round(sd, digits))
 
 
 def corpus_means(source_rows: Sequence[Mapping[str, float]], metrics: Sequence[str]) -> dict:

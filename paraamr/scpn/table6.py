@@ -21,7 +21,6 @@ import csv
 import json
 import logging
 import math
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from paraamr.errors import ConfigError
+from paraamr.metrics.aggregate import mean_std
 
 __all__ = ["run_job", "gather_rows", "load_scores", "render", "METRICS", "signature"]
 
@@ -207,9 +207,8 @@ def gather_rows(results: Iterable[Mapping]) -> list[dict]:
                 vals = [r["tests"][test][m] for r in rs if m in r["tests"].get(test, {})]
                 vals = [float(v) for v in vals if v is not None and not math.isnan(float(v))]
                 if vals:
-                    std = statistics.stdev(vals) if len(vals) > 1 else 0.0
-                    row[test][m] = {"mean": round(statistics.fmean(vals), 4),
-                                    "std": round(std, 4), "n": len(vals)}  # fmt: skip
+                    mean, std = mean_std(vals)
+                    row[test][m] = {"mean": mean, "std": std, "n": len(vals)}
         rows.append(row)
     order = {"copy source": 0}
     return sorted(rows, key=lambda r: (order.get(r["row"], 1), r["row"]))

@@ -13,27 +13,14 @@ a grouped bar plot, and a W&B run holding the table. Table 5 uses it; so do the 
 from __future__ import annotations
 
 import json
-import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import InputError
+from paraamr.metrics.aggregate import mean_std
 
-__all__ = ["mean_std", "gather_seeds", "load_results", "plot_grouped", "log_to_wandb"]
-
-
-def mean_std(xs: Sequence[float], digits: int = 4) -> tuple[float, float]:
-    """Mean and sample standard deviation (``n - 1``; 0 for one value), rounded.
-
-    >>> mean_std([1.0, 2.0, 4.0])
-    (2.3333, 1.5275)
-    """
-    if not xs:
-        raise InputError("mean_std of no values")
-    sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
-    return round(statistics.fmean(xs), digits), round(sd, digits)
+__all__ = ["gather_seeds", "load_results", "plot_grouped", "log_to_wandb"]
 
 
 def load_results(root: str | Path, name: str = "results.json") -> list[dict]:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from paraamr.errors import ConfigError
+from paraamr.metrics.aggregate import mean_std
 from paraamr.signature import Signature
 from paraamr.top.encoding import LabelVocab
 from paraamr.top.evaluate import exact_match_report, low_resource_subsamples
@@ -302,11 +302,8 @@ def _mean_std(xs: list[float]) -> dict[str, float | None]:
     xs = [x for x in xs if x is not None]
     if not xs:
         return {"mean": None, "std": None, "n": 0}
-    return {
-        "mean": statistics.fmean(xs),
-        "std": statistics.stdev(xs) if len(xs) > 1 else 0.0,
-        "n": len(xs),
-    }
+    mean, std = mean_std(xs, digits=None)
+    return {"mean": mean, "std": std, "n": len(xs)}
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
