@@ -11,7 +11,7 @@ CORPORA ?=
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-slow test-full lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
+.PHONY: help setup test test-slow test-full docs lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
 	models tiny-models build build-demo table1 bench-build bench-simcse clean
 
 help: ## list targets
@@ -38,6 +38,9 @@ test-slow: setup ## only the slow tests (CI runs them after `make test`)
 
 test-full: setup ## every test, slow ones included
 	$(PY) -m pytest -q -m "slow or not slow"
+
+docs: setup ## build the handbook (docs/ -> site/) with mkdocs --strict: a broken link fails
+	$(VENV)/bin/mkdocs build --strict --quiet
 
 lint: setup ## ruff lint + format check
 	$(VENV)/bin/ruff check paraamr experiments analysis tests benchmarks
