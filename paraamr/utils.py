@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 import os
@@ -17,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from paraamr.errors import ConfigError
+from paraamr.errors import ConfigError, MissingDependencyError
 
 __all__ = [
     "chunked",
@@ -139,3 +140,25 @@ def precision(dtype: str | None, device: str) -> str:
     if dtype is not None and dtype not in TORCH_DTYPES:
         raise ConfigError(f"dtype: {dtype!r} is not one of fp32, fp16, bf16 (or null)")
     return "fp32" if dtype is None or device == "cpu" else dtype
+
+
+#: optional packages -> the extra of pyproject.toml that installs them
+EXTRAS = {"datasets": "online"}
+
+
+def require(module: str, purpose: str) -> Any:
+    """Import an optional package, or stop with the extra that installs it.
+
+    >>> require("json", "tests").dumps(1)
+    '1'
+    >>> require("no_such_package_xyz", "the hub path")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    paraamr.errors.MissingDependencyError: the hub path needs no_such_package_xyz: ...
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        extra = EXTRAS.get(module)
+        how = (f"install paraamr[{extra}] (pip install 'paraamr[{extra}]', or make setup ONLINE=1)"
+               if extra else f"pip install {module}")  # fmt: skip
+        raise MissingDependencyError(f"{purpose} needs {module}: {how}") from None

@@ -298,11 +298,15 @@ def test_real_minilm_on_sts12_sample(minilm, suite):
 def test_hub_loader_without_datasets_says_what_to_do(monkeypatch):
     import sys
 
+    from paraamr.errors import MissingDependencyError, ParaAMRError
+    from paraamr.fewshot.data import read_hub
     from paraamr.sts import load_hub
 
     monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets -> ImportError
-    with pytest.raises(ImportError, match="datasets"):
+    with pytest.raises(MissingDependencyError, match=r"layout=hub .*install paraamr\[online\]"):
         load_hub("STS12")
+    with pytest.raises(ParaAMRError, match=r"data.source=hub .*make setup ONLINE=1"):
+        read_hub("mrpc", "train")  # one line from every CLI and Hydra entry point
 
 
 @pytest.mark.slow

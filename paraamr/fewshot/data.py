@@ -174,12 +174,14 @@ def read_glue_json(path: str | Path, task: str) -> list[Example]:
     return out
 
 
-def read_hub(task: str, split: str) -> list[Example]:  # pragma: no cover - needs the network
+def read_hub(task: str, split: str) -> list[Example]:
     """``nyu-mll/glue`` (``mrpc``, ``qqp``, ``rte``) ``split`` from the Hugging Face hub."""
-    from datasets import load_dataset
+    from paraamr.utils import require
 
     _spec(task)
-    ds = load_dataset(HUB_NAME, task, split=split)
+    ds = require("datasets", "data.source=hub (GLUE from the hub)").load_dataset(
+        HUB_NAME, task, split=split
+    )
     a, b = ("question1", "question2") if task == "qqp" else ("sentence1", "sentence2")
     return [
         Example(r[a], r[b], int(r["label"]), f"{HUB_NAME}/{task}/{split}#{r['idx']}") for r in ds

@@ -406,15 +406,11 @@ def load_hub(name: str, split: str | None = None) -> StsSet:
     labels: each set is one subset, which gives the same "all"-setting figures.
 
     Raises:
-        ImportError: ``datasets`` is not installed.
+        MissingDependencyError: ``datasets`` is not installed (``paraamr[online]``).
     """
-    try:
-        import datasets
-    except ImportError as e:
-        raise ImportError(
-            "load_hub needs the `datasets` package and network access (pip install datasets); "
-            "offline, use load_sts_suite(data_dir) on a local copy"
-        ) from e
+    from paraamr.utils import require
+
+    datasets = require("datasets", "layout=hub (STS from the hub; offline: a local copy)")
     hub, default_split = HUB_NAMES.get(name, (name, "test"))
     split = split or default_split
     ds = datasets.load_dataset(hub, split=split)
