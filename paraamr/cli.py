@@ -263,8 +263,8 @@ def _cmd_paraphrase(a) -> None:
     run_paraphrase(a)
 
 
-@cli_errors("paraamr")
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``paraamr`` argument parser (every subcommand but ``top``, which keeps its own)."""
     ap = argparse.ArgumentParser(
         prog="paraamr",
         description=__doc__.split("\n")[0],
@@ -312,6 +312,12 @@ def main(argv: list[str] | None = None) -> None:
     _add_humaneval(sub)
     sub.add_parser("top", help="TOP: `paraamr top stats ...`, `paraamr top parse --model DIR`",
                    add_help=False)  # fmt: skip
+    return ap
+
+
+@cli_errors("paraamr")
+def main(argv: list[str] | None = None) -> None:
+    ap = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["top"]:  # the TOP commands keep their own parser (python -m paraamr.top)
         from paraamr.top.__main__ import main as top_main

@@ -136,3 +136,93 @@ def test_every_docs_page_is_in_the_site_nav_and_every_link_resolves():
             if target.startswith(("http://", "https://", "mailto:")):
                 continue
             assert (path.parent / target).exists(), f"{path.name}: broken link {target}"
+
+
+def _shell_lines(text: str) -> list[str]:
+    """Commands of fenced code blocks, ``\\`` continuations joined, plus inline code spans."""
+    out, fenced, cur = [], False, ""
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced, cur = not fenced, ""
+            continue
+        if fenced:
+            cur += line.strip()
+            if cur.endswith("\\"):
+                cur = cur[:-1] + " "
+                continue
+            out.append(cur)
+            cur = ""
+    out += re.findall(r"`([^`\n]+)`", text)
+    return out
+
+
+def _words(cmd: str, start: str) -> list[str] | None:
+    """The arguments after ``start`` (``paraamr``, ``experiments/x.py``) up to a redirection,
+    pipe or comment; ``None`` when the command is not one of these or is not plain shell."""
+    import shlex
+
+    m = re.search(rf"(?:^|[;&|(]\s*|/|python\s+){re.escape(start)}\s", cmd + " ")
+    if not m or "..." in cmd or "…" in cmd:
+        return None
+    try:
+        words = shlex.split(cmd[m.end() :], comments=True)
+    except ValueError:
+        return None
+    out = []
+    for w in words:
+        if w in ("|", "<", ">", ";", "&&", "||") or w.startswith((">", "<", "2>")):
+            break
+        out.append(w)
+    return out
+
+
+def test_named_paraamr_options_exist():
+    """Every ``paraamr <command> --option ...`` line of the docs parses with the real parser."""
+    from paraamr.cli import build_parser
+
+    bad, seen = [], 0
+    for doc, text in _text():
+        for cmd in _shell_lines(text):
+            args = _words(cmd, "paraamr")
+            if not args or len(args) < 2 or args[0] == "top" or not re.match(r"[a-z]", args[0]):
+                continue  # a bare command name is checked by test_named_paraamr_commands_exist
+            seen += 1
+            try:
+                build_parser().parse_args(args)
+            except SystemExit:
+                bad.append(f"{doc.name}: paraamr {' '.join(args)}")
+    assert seen >= 10 and not bad, bad
+
+
+def test_named_experiment_lines_compose():
+    """Every ``python experiments/<entry>.py overrides...`` line of the docs composes (the
+    Hydra overrides exist; launcher and sweep settings aside)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from paraamr.presets import ENTRY_SCRIPTS
+
+    config_of = {Path(v).name: k for k, v in ENTRY_SCRIPTS.items()}
+    bad, seen = [], 0
+    for doc, text in _text():
+        for cmd in _shell_lines(text):
+            for script, name in config_of.items():
+                args = _words(cmd, f"experiments/{script}")
+                if args is None:
+                    continue
+                overrides = [
+                    a for a in args
+                    if a not in ("-m", "--multirun") and not a.startswith(("hydra", "--"))
+                    and "$" not in a and "<" not in a
+                ]  # fmt: skip
+                # a sweep composes as its first value: a=1,2 -> a=1; a=range(0,64) -> a=0
+                overrides = [re.sub(r"=range\((\d+),.*\)$", r"=\1", o) for o in overrides]
+                overrides = [re.sub(r"^([^=]+=)([^,\[{'\"(]+),.*$", r"\1\2", o) for o in overrides]
+                seen += 1
+                try:
+                    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+                        compose(name, overrides=overrides)
+                except (HydraException, OmegaConfBaseException, ValueError) as e:
+                    bad.append(f"{doc.name}: {script} {' '.join(overrides)}: {str(e)[:120]}")
+    assert seen >= 10 and not bad, bad
