@@ -13,7 +13,7 @@ ONLINE ?=
 comma := ,
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-slow test-full docs lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
+.PHONY: help setup test test-slow test-full docs docs-serve lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
 	models tiny-models build build-demo table1 bench-build bench-simcse clean
 
 help: ## list targets
@@ -42,7 +42,10 @@ test-full: setup ## every test, slow ones included
 	$(PY) -m pytest -q -m "slow or not slow"
 
 docs: setup ## build the handbook (docs/ -> site/) with mkdocs --strict: a broken link fails
-	$(VENV)/bin/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: setup ## the handbook on http://127.0.0.1:8000, rebuilt as you edit
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
 lint: setup ## ruff lint + format check
 	$(VENV)/bin/ruff check paraamr experiments analysis tests benchmarks

@@ -26,15 +26,16 @@ Contract (tested state by state in ``tests/test_shards.py``):
    mixed shard counts and shards run with different settings, and joins the rows of all shards
    in input order (the order key each row carries).
 
->>> import tempfile
->>> out = tempfile.mkdtemp()
->>> double = lambda chunk: ChunkOutput({"rows": [{"k": k, "x": 2 * x} for k, x in chunk]})
->>> items = list(enumerate([5, 6, 7]))
->>> for i in (0, 1):
-...     _ = run_shard(Shard(i, 2).select(items), double, out, shard=Shard(i, 2),
-...                   streams=("rows",), settings={"f": "double"}, chunk_size=1, progress=False)
->>> [r["x"] for r in merged_rows(out, "rows", order_key="k")]
-[10, 12, 14]
+Examples:
+    >>> import tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> double = lambda chunk: ChunkOutput({"rows": [{"k": k, "x": 2 * x} for k, x in chunk]})
+    >>> items = list(enumerate([5, 6, 7]))
+    >>> for i in (0, 1):
+    ...     _ = run_shard(Shard(i, 2).select(items), double, out, shard=Shard(i, 2),
+    ...                   streams=("rows",), settings={"f": "double"}, chunk_size=1, progress=False)
+    >>> [r["x"] for r in merged_rows(out, "rows", order_key="k")]
+    [10, 12, 14]
 """
 
 from __future__ import annotations
@@ -82,10 +83,11 @@ class ShardError(ParaAMRError):
 class Shard:
     """Shard ``index`` of ``count``.
 
-    >>> Shard(2, 64).name
-    'shard-00002-of-00064'
-    >>> [x for x in Shard(1, 3).select(range(8))]
-    [1, 4, 7]
+    Examples:
+        >>> Shard(2, 64).name
+        'shard-00002-of-00064'
+        >>> [x for x in Shard(1, 3).select(range(8))]
+        [1, 4, 7]
     """
 
     index: int = 0

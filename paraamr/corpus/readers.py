@@ -16,11 +16,12 @@ Formats (``FORMATS``):
 
 In the one-pair-per-line layouts, consecutive lines with the same source form one record.
 
->>> import io, json, tempfile, os
->>> d = tempfile.mkdtemp(); p = os.path.join(d, "c.tsv")
->>> _ = open(p, "w").write("A cat.\\tOne cat.\\nA cat.\\tThe cat.\\nDogs.\\tHounds.\\n")
->>> [(r.text, len(r.paraphrases)) for r in read_corpus(p, "pairs")]
-[('A cat.', 2), ('Dogs.', 1)]
+Examples:
+    >>> import io, json, tempfile, os
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "c.tsv")
+    >>> _ = open(p, "w").write("A cat.\\tOne cat.\\nA cat.\\tThe cat.\\nDogs.\\tHounds.\\n")
+    >>> [(r.text, len(r.paraphrases)) for r in read_corpus(p, "pairs")]
+    [('A cat.', 2), ('Dogs.', 1)]
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ On disk (JSON lines)::
 Extra fields are kept. Optional gold parses: ``text_parse`` on the record, ``para_parse`` on a
 paraphrase.
 
->>> r = SourceRecord.from_json({"text": "Hi.", "paraphrases": [{"para_text": "Hello."}]})
->>> r.paraphrases[0].text, r.to_json()["paraphrases"][0]["para_text"]
-('Hello.', 'Hello.')
+Examples:
+    >>> r = SourceRecord.from_json({"text": "Hi.", "paraphrases": [{"para_text": "Hello."}]})
+    >>> r.paraphrases[0].text, r.to_json()["paraphrases"][0]["para_text"]
+    ('Hello.', 'Hello.')
 """
 
 from __future__ import annotations

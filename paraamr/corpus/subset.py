@@ -2,12 +2,13 @@
 
 Source keys are 64-bit hashes held in sorted NumPy arrays, so 15M sources take ~120 MB.
 
->>> from paraamr.corpus.records import SourceRecord
->>> a = [SourceRecord("A.", []), SourceRecord("B.", [])]
->>> b = [SourceRecord("B.", []), SourceRecord("C.", [])]
->>> keys = common_keys([source_keys(a), source_keys(b)])
->>> [r.text for r in a if key_of(r.text) in set(keys.tolist())]
-['B.']
+Examples:
+    >>> from paraamr.corpus.records import SourceRecord
+    >>> a = [SourceRecord("A.", []), SourceRecord("B.", [])]
+    >>> b = [SourceRecord("B.", []), SourceRecord("C.", [])]
+    >>> keys = common_keys([source_keys(a), source_keys(b)])
+    >>> [r.text for r in a if key_of(r.text) in set(keys.tolist())]
+    ['B.']
 """
 
 from __future__ import annotations

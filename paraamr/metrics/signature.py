@@ -1,9 +1,10 @@
 """The signature of Table 2 metric numbers (a :class:`paraamr.signature.Signature`).
 
->>> s = metric_signature(similarity="minilm", parser_sig="gold(...)", bleu="nltk-sentence",
-...                      ted_variant="paraamr", ted_kernel="edist", ted3_depth=3, data="x")
->>> s.split("|")[:3]
-['paraamr:0.1.0', 'data:x', 'agg:src-mean,drop-identical:ci']
+Examples:
+    >>> s = metric_signature(similarity="minilm", parser_sig="gold(...)", bleu="nltk-sentence",
+    ...                      ted_variant="paraamr", ted_kernel="edist", ted3_depth=3, data="x")
+    >>> s.split("|")[:3]
+    ['paraamr:0.1.0', 'data:x', 'agg:src-mean,drop-identical:ci']
 """
 
 from __future__ import annotations

@@ -320,7 +320,8 @@ def tree_edit_distance(
     """Tree edit distance between two PTB bracket strings.
 
     Args:
-        tree_a, tree_b: e.g. ``"(ROOT (S (NP (PRP I)) (VP (VBP know))))"``.
+        tree_a: a PTB bracket string, e.g. ``"(ROOT (S (NP (PRP I)) (VP (VBP know))))"``.
+        tree_b: the other tree, in the same form.
         depth: ``None`` = the full tree (TED-F); ``k`` cuts the tree as the preset's original
             does at ``k`` (TED-3 is ``k = 3``), ``d`` counting from 0 at the outermost bracket:
 
