@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "paraamr"
-FOUNDATION = {"errors", "utils", "signature", "data", "shards", "tracking", "paper"}
+FOUNDATION = {"errors", "utils", "signature", "data", "shards", "tracking", "paper", "figures"}
 CORE = {"corpus", "metrics", "parsers", "amr"}
 
 

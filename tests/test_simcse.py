@@ -300,6 +300,12 @@ def test_short_run_exports_a_sentence_transformer(tmp_path):
     with open(Path(out["log_dir"]) / "metrics.csv") as fh:
         vals = [r["val/stsb_spearman"] for r in csv.DictReader(fh) if r["val/stsb_spearman"]]
     assert len(vals) == 2  # evaluated at steps 2 and 4, each logged once
+    # fit() drew the run's curves from that log
+    from paraamr.figures import png_description
+
+    curves = Path(cfg.out_dir) / "curves.png"
+    assert png_description(curves) == f"log:{Path(out['log_dir']) / 'metrics.csv'}"
+    assert (Path(cfg.out_dir) / "curves.pdf").stat().st_size > 0
 
 
 def test_resume_and_determinism(tmp_path, monkeypatch):

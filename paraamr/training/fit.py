@@ -35,6 +35,7 @@ __all__ = [
     "instantiate_loggers",
     "restore_best",
     "seed_run",
+    "write_curves",
 ]
 
 log = logging.getLogger(__name__)
@@ -113,12 +114,25 @@ def fit(cfg: DictConfig, module: Any, datamodule: Any, **trainer_kwargs: Any) ->
             **trainer_kwargs,
         )
         trainer.fit(module, datamodule=datamodule, ckpt_path=cfg.get("resume"))
+        if trainer.is_global_zero:
+            write_curves(out_dir)
         return FitResult(trainer, callbacks, loggers)
     finally:
         if uses_wandb:
             import wandb
 
             wandb.finish()
+
+
+def write_curves(out_dir: Path) -> list[Path]:
+    """``<out_dir>/curves.{png,pdf}`` from the run's CSV log (nothing when there is none)."""
+    from paraamr.training.curves import latest_metrics_csv, plot_curves
+
+    path = latest_metrics_csv(out_dir)
+    if path is None:
+        return []
+    return plot_curves({out_dir.name: path}, out_dir / "curves", signature=f"log:{path}",
+                       title=str(out_dir))  # fmt: skip
 
 
 def restore_best(module: Any, checkpoint_callback: Any) -> bool:
