@@ -48,6 +48,29 @@ def test_outputs_have_the_documented_schema(table2_run):
     assert len(csv_lines) == 1 + 2 + 4  # header, our two rows, the paper's four
 
 
+def test_distribution_figure_draws_the_per_source_values(table2_run):
+    """The figure's data are the per-source values of the shard files (read here by hand), in
+    the table's units, and their means are the table's numbers."""
+    from paraamr.figures import png_description
+    from paraamr.tables.table2 import source_distributions
+
+    out, _ = table2_run
+    rows = {r["dataset"]: r for r in json.loads((out / "table2.json").read_text())["rows"]}
+    data = source_distributions(out, ["ParaNMT", "ParaBank1"])
+    for name in ("ParaNMT", "ParaBank1"):
+        by_hand = {"similarity": [], "ted3": []}
+        for f in sorted((out / "shards" / name).glob("*.sources.jsonl")):
+            for line in f.read_text().splitlines():
+                r = json.loads(line)
+                by_hand["similarity"].append(100 * r["similarity"])
+                by_hand["ted3"].append(r["ted3"])
+        for m in ("similarity", "ted3"):
+            assert sorted(data[name][m]) == pytest.approx(sorted(by_hand[m]))
+            mean = sum(by_hand[m]) / len(by_hand[m])
+            assert rows[name][m] == pytest.approx(mean, abs=0.006)  # the table rounds to 2
+    assert png_description(out / "table2_distributions.png") == rows["ParaNMT"]["signature"]
+
+
 def test_wandb_offline_run_files(table2_run):
     out, _ = table2_run
     runs = sorted((out / "wandb").glob("offline-run-*"))

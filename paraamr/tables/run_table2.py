@@ -21,6 +21,7 @@ from paraamr.tables.table2 import (
     TABLE2_COLUMNS,
     corpus_dir,
     default_corpora,
+    plot_source_distributions,
     shard_of,
     subset_stream,
     table2_layout,
@@ -111,6 +112,8 @@ def finish_table2(
     meta = {"run_kind": run_kind(rows[0]["signature"]), **meta}
     layout = table2_layout(rows)
     paths = write_table(layout, rows, out_dir, meta)
+    figure = plot_source_distributions(out_dir, names, rows[0]["signature"])
+    paths["figure"] = figure[0]
     wb = wandb_cfg or {"enabled": False}
     if wb.get("enabled", True):
         for r in rows:

@@ -38,6 +38,8 @@ __all__ = [
     "shard_of",
     "table2_row",
     "corpus_dir",
+    "source_distributions",
+    "plot_source_distributions",
 ]
 
 log = logging.getLogger(__name__)
@@ -157,6 +159,46 @@ def _source_values(root: Path) -> dict[str, array]:
             v = r.get(m)
             values[m].append(math.nan if v is None else v)
     return values
+
+
+#: how each metric's per-source values are shown (axis label, scale to the table's units)
+SHOWN = {
+    "similarity": ("similarity (%)", 100.0),
+    "one_minus_bleu": ("1 − BLEU (%)", 100.0),
+    "one_minus_iou": ("1 − ∩/∪ (%)", 100.0),
+    "ted3": ("TED-3", 1.0),
+    "tedf": ("TED-F", 1.0),
+}
+
+
+def source_distributions(out_dir: str | os.PathLike, names: list[str]) -> dict:
+    """Per corpus and metric, the finite per-source values in the table's units (what the
+    figure draws): ``{corpus: {metric: [values]}}``."""
+    out = {}
+    for name in names:
+        vals = _source_values(corpus_dir(out_dir, name))
+        out[name] = {m: [v * SHOWN[m][1] for v in vals[m] if math.isfinite(v)] for m in SHOWN}
+    return out
+
+
+def plot_source_distributions(
+    out_dir: str | os.PathLike, names: list[str], signature: str = ""
+) -> list[Path]:
+    """``table2_distributions.{png,pdf}``: one panel per metric, a box (median, quartiles,
+    1.5 IQR whiskers) and the mean (a diamond, the table's number) per corpus."""
+    from paraamr.figures import new_figure, save_figure
+
+    data = source_distributions(out_dir, names)
+    fig = new_figure(3.0 * len(SHOWN), 3.2, ncols=len(SHOWN))
+    for ax, (m, (label, _)) in zip(fig.axes, SHOWN.items(), strict=True):
+        series = [data[n][m] for n in names]
+        ax.boxplot(series, showfliers=False)
+        ax.set_xticks(range(1, len(names) + 1), names, rotation=20, fontsize=7)
+        means = [sum(v) / len(v) if v else math.nan for v in series]
+        ax.plot(range(1, len(names) + 1), means, "D", color="C3", markersize=4, label="mean")
+        ax.set_title(label, fontsize=9)
+    fig.axes[0].legend(fontsize=7)
+    return save_figure(fig, Path(out_dir) / "table2_distributions", signature)
 
 
 def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: int = 0) -> dict:
