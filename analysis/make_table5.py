@@ -34,14 +34,14 @@ def main(argv: list[str] | None = None) -> dict:
         rows,
         [f"{y}_spearman" for y in years],
         years,
-        out / "table5_per_year.png",
+        out / "table5_per_year",
         ylabel="Spearman ×100",
         title="STS by year, SimCSE trained on each corpus (mean ± std over seeds)",
     )
     if not a.no_wandb:
         log_to_wandb(layout, rows, group="table5", directory=str(out), config={"note": a.note})
     print(paths["md"].read_text())
-    return {"rows": rows, "paths": {k: str(v) for k, v in paths.items()}, "plot": str(plot)}
+    return {"rows": rows, "paths": {k: str(v) for k, v in paths.items()}, "plot": str(plot[0])}
 
 
 if __name__ == "__main__":

@@ -276,10 +276,10 @@ def plot_buckets(runs: list[dict], out: Path) -> list[Path]:
             rows.append(row)
         seeds = run.get("seeds") or []
         title = f"{_label(run)}, {run['setting']}" + (f", seeds {seeds}" if len(seeds) > 1 else "")
-        for ext in ("png", "pdf"):
-            path = out / f"top_buckets_{run['name']}_{run['setting']}.{ext}"
-            paths.append(plot_grouped(rows, metrics, list(metrics), path,
-                                      ylabel="exact match (%)", title=title))  # fmt: skip
+        stem = out / f"top_buckets_{run['name']}_{run['setting']}"
+        sig = run["runs"][0].get("signature", {}).get("parser", "")
+        paths += plot_grouped(rows, metrics, list(metrics), stem, ylabel="exact match (%)",
+                              title=title, signature=sig)  # fmt: skip
     return paths
 
 

@@ -109,5 +109,5 @@ def test_buckets_by_hand():
 
 def test_plot_is_written(tmp_path):
     counts = template_counts(P(s) for s in TRAIN)
-    out = plot_rank_frequency(counts, tmp_path / "sub" / "rf.png")
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    png, pdf = plot_rank_frequency(counts, tmp_path / "sub" / "rf")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and pdf.read_bytes()[:4] == b"%PDF"

@@ -56,19 +56,18 @@ def plot_grouped(
     rows: Sequence[Mapping[str, Any]],
     metrics: Sequence[str],
     labels: Sequence[str],
-    path: str | Path,
+    stem: str | Path,
     *,
     ylabel: str,
     title: str,
-) -> Path:
+    signature: str = "",
+) -> list[Path]:
     """Bars of ``<metric>_mean`` (error bars ``<metric>_std``), one group per metric, one bar
-    per row."""
-    import matplotlib
+    per row: ``<stem>.png`` and ``<stem>.pdf`` (:func:`paraamr.figures.save_figure`)."""
+    from paraamr.figures import new_figure, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig = new_figure(7, 3.5)
+    ax = fig.axes[0]
     width = 0.8 / max(1, len(rows))
     for i, r in enumerate(rows):
         xs = [j + i * width for j in range(len(metrics))]
@@ -80,10 +79,7 @@ def plot_grouped(
     ax.set_ylim(max(0, lo - 10), 100)
     ax.legend(fontsize=8, ncol=len(rows))
     ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return Path(path)
+    return save_figure(fig, Path(stem).with_suffix("") if Path(stem).suffix else stem, signature)
 
 
 def log_to_wandb(

@@ -97,16 +97,15 @@ def agreement_markdown(scored: Scored) -> list[str]:
     return lines
 
 
-def plot_shares(rows: list[dict], path: str | Path) -> list[Path]:
+def plot_shares(rows: list[dict], path: str | Path, signature: str = "") -> list[Path]:
     """Stacked bars: per question a panel, per corpus a bar of the shares of 1, 2 and 3."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from paraamr.figures import new_figure, save_figure
 
     questions = list(dict.fromkeys(r["question"] for r in rows))
-    fig, axes = plt.subplots(1, len(questions), figsize=(4.2 * len(questions), 0.6 + 0.5 * len(
-        {r["corpus"] for r in rows})), squeeze=False, sharey=True)  # fmt: skip
+    n_corpora = len({r["corpus"] for r in rows})
+    fig = new_figure(4.2 * len(questions), 0.9 + 0.5 * n_corpora, ncols=len(questions),
+                     sharey=True)  # fmt: skip
+    axes = [fig.axes]
     colours = {1: "#c8553d", 2: "#f2d0a4", 3: "#588b8b"}
     for ax, q in zip(axes[0], questions, strict=True):
         sel = [r for r in rows if r["question"] == q and r.get("average") is not None]
@@ -123,14 +122,7 @@ def plot_shares(rows: list[dict], path: str | Path) -> list[Path]:
         ax.set_title(q)
         ax.invert_yaxis()
     axes[0][0].legend(title="score", fontsize=7, title_fontsize=7, loc="lower left")
-    fig.tight_layout()
-    out = []
-    for ext in ("png", "pdf"):
-        p = Path(path).with_suffix(f".{ext}")
-        fig.savefig(p, dpi=130)
-        out.append(p)
-    plt.close(fig)
-    return out
+    return save_figure(fig, path, signature)
 
 
 def write_table4(scored: Scored, out_dir: str | os.PathLike, wandb: bool = True) -> dict:
@@ -147,7 +139,8 @@ def write_table4(scored: Scored, out_dir: str | os.PathLike, wandb: bool = True)
     rows = scored.rows
     paths = write_table(TABLE4, rows, out, meta, footer=agreement_markdown(scored))
     if any(r.get("average") is not None for r in rows):
-        paths["figure"] = plot_shares(rows, out / "table4_shares")
+        sig = scored.kit.manifest.get("signature", "")
+        paths["figure"] = plot_shares(rows, out / "table4_shares", sig)
     with wandb_run(project="paraamr", group="table4", name=f"table4-{scored.kit.id}",
                    config={"kit": scored.kit.manifest}, directory=str(out),
                    enabled=wandb) as run:  # fmt: skip

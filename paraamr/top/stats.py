@@ -127,8 +127,8 @@ def run_stats(
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        plot = plot_rank_frequency(counts, out / "template_rank_frequency.png")
-        report["plot"] = str(plot)
+        plot = plot_rank_frequency(counts, out / "template_rank_frequency")
+        report["plot"] = str(plot[0])
         (out / "template_stats.json").write_text(json.dumps(report, indent=2) + "\n")
     print(format_report(report))
     if out_dir is not None:

@@ -194,24 +194,18 @@ def template_stats(counts: Mapping[str, int], top_k: int = 10) -> TemplateStats:
 
 
 def plot_rank_frequency(
-    counts: Mapping[str, int], path: str | os.PathLike, title: str = "TOP templates"
-) -> Path:
-    """Log-log rank/frequency plot of template counts, written to ``path`` (PNG, PDF, SVG)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    counts: Mapping[str, int], stem: str | os.PathLike, title: str = "TOP templates"
+) -> list[Path]:
+    """Log-log rank/frequency plot of template counts: ``<stem>.png`` and ``<stem>.pdf``."""
+    from paraamr.figures import new_figure, save_figure
 
     freqs = sorted(counts.values(), reverse=True)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(5, 3.6))
+    fig = new_figure(5, 3.6)
+    ax = fig.axes[0]
     ax.loglog(range(1, len(freqs) + 1), freqs, marker=".", linestyle="none", markersize=3)
     ax.set_xlabel("template rank")
     ax.set_ylabel("training utterances with the template")
     ax.set_title(f"{title}: {len(freqs):,} templates, {sum(freqs):,} utterances", fontsize=9)
     ax.grid(True, which="major", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
-    return path
+    stem = Path(stem)
+    return save_figure(fig, stem.with_suffix("") if stem.suffix else stem, dpi=150)

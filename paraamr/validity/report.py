@@ -267,9 +267,11 @@ def _plots(result: dict, items: Sequence[Item], measures: Measures, out: Path) -
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from paraamr.figures import save_figure
     from paraamr.validity.fluency import roc_curve
 
     paths: dict[str, Path] = {}
+    sig = "\n".join(f"{m}: {v}" for m, v in result.get("signatures", {}).items())
     human = np.array([np.nan if it.meaning is None else it.meaning for it in items])
     ms = _measures_in(result)
 
@@ -292,8 +294,7 @@ def _plots(result: dict, items: Sequence[Item], measures: Measures, out: Path) -
         ax.axis("off")
     fig.tight_layout()
     paths["metric_vs_human"] = out / "metric_vs_human.png"
-    fig.savefig(paths["metric_vs_human"], dpi=110)
-    plt.close(fig)
+    save_figure(fig, paths["metric_vs_human"].with_suffix(""), sig, dpi=110)
 
     fig, ax = plt.subplots(figsize=(8, 4))
     vals = [DIRECTION[m] * result["meaning"][m]["all"]["spearman"]["value"] for m in ms]
@@ -313,8 +314,7 @@ def _plots(result: dict, items: Sequence[Item], measures: Measures, out: Path) -
     ax.legend(fontsize=8)
     fig.tight_layout()
     paths["correlations"] = out / "correlations.png"
-    fig.savefig(paths["correlations"], dpi=110)
-    plt.close(fig)
+    save_figure(fig, paths["correlations"].with_suffix(""), sig, dpi=110)
 
     fl = result["fluency"]
     fluent = np.array([bool(it.fluent) for it in items])
@@ -343,8 +343,7 @@ def _plots(result: dict, items: Sequence[Item], measures: Measures, out: Path) -
         ax.legend(fontsize=8, loc="lower right")
         fig.tight_layout()
         paths["roc"] = out / "roc.png"
-        fig.savefig(paths["roc"], dpi=110)
-        plt.close(fig)
+        save_figure(fig, paths["roc"].with_suffix(""), sig, dpi=110)
     if "keep_thresholds" in fl:
         ppl = measures.values["perplexity"]
         cls = np.array([-1 if it.fluency_class is None else it.fluency_class for it in items])
@@ -375,8 +374,7 @@ def _plots(result: dict, items: Sequence[Item], measures: Measures, out: Path) -
         ax.legend(fontsize=8)
         fig.tight_layout()
         paths["perplexity_hist"] = out / "perplexity_hist.png"
-        fig.savefig(paths["perplexity_hist"], dpi=110)
-        plt.close(fig)
+        save_figure(fig, paths["perplexity_hist"].with_suffix(""), sig, dpi=110)
     return paths
 
 
