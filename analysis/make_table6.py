@@ -1,4 +1,5 @@
-"""Gather Table 6 jobs into ``table6.{md,csv,json}`` (mean ± std over seeds, paper rows beside):
+"""Gather Table 6 jobs into ``table6.{md,csv,json}`` (mean ± std over seeds, paper rows beside),
+``table6_bleu_ted.{png,pdf}`` and ``table6_curves.{png,pdf}``:
 ``python analysis/make_table6.py --runs results/table6/runs --out results/table6``."""
 
 from __future__ import annotations
@@ -7,7 +8,8 @@ import argparse
 from pathlib import Path
 
 from paraamr.errors import ParaAMRError
-from paraamr.scpn.table6 import gather_rows, load_scores, render
+from paraamr.scpn.table6 import gather_rows, load_scores, plot_table6, render
+from paraamr.training.curves import latest_metrics_csv, plot_curves
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -18,8 +20,18 @@ def main(argv: list[str] | None = None) -> None:
     scores = load_scores(a.runs)
     if not scores:
         raise ParaAMRError(f"no scores.json under {a.runs}: run experiments/table6.py first")
-    render(gather_rows(scores), a.out)
+    rows = gather_rows(scores)
+    render(rows, a.out)
+    figures = plot_table6(rows, Path(a.out) / "table6_bleu_ted")
+    logs = {}
+    for s in scores:  # each trained row's curves (seed 0 of each), one panel
+        csv_log = latest_metrics_csv(s["run_dir"])
+        if csv_log is not None and s.get("seed", 0) == 0:
+            logs[f"{s['corpus']} ({s['input_format']})"] = csv_log
+    if logs:
+        figures += plot_curves(logs, Path(a.out) / "table6_curves", title="Table 6 training")
     print(Path(a.out, "table6.md").read_text(encoding="utf-8"))
+    print("figures: " + ", ".join(str(p) for p in figures))
 
 
 if __name__ == "__main__":

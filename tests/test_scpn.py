@@ -473,6 +473,12 @@ def test_parse_control_swaps_parses_and_scores_both_ways(tmp_path):
     md = (tmp_path / "t" / "table6.md").read_text()
     assert "control gain quora" in md and "control gain pan" not in md
     assert "| F | 1 |" in md and f"{f['control_gain']:.2f} |" in md
+    # and a figure: BLEU vs TED-3 per test set, the control gains (pan has no TED: no point)
+    from paraamr.figures import png_description
+    from paraamr.scpn.table6 import plot_table6
+
+    png, pdf = plot_table6(gather_rows(runs), tmp_path / "t" / "fig")
+    assert pdf.read_bytes()[:4] == b"%PDF" and png_description(png) == "C: s\nF: s"  # rows sorted
 
 
 # parse generator on real parses ---------------------------------------------------------------

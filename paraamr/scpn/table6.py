@@ -31,7 +31,15 @@ from omegaconf import DictConfig, OmegaConf
 from paraamr.errors import ConfigError
 from paraamr.metrics.aggregate import mean_std
 
-__all__ = ["run_job", "gather_rows", "load_scores", "render", "METRICS", "signature"]
+__all__ = [
+    "run_job",
+    "gather_rows",
+    "load_scores",
+    "render",
+    "plot_table6",
+    "METRICS",
+    "signature",
+]
 
 log = logging.getLogger(__name__)
 
@@ -179,8 +187,9 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
 
 
 def load_scores(runs_dir: str | Path) -> list[dict]:
-    """Every ``scores.json`` under ``runs_dir``."""
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(runs_dir).rglob(SCORES))]
+    """Every ``scores.json`` under ``runs_dir`` (each with ``run_dir``, the folder it is in)."""
+    return [{**json.loads(p.read_text(encoding="utf-8")), "run_dir": str(p.parent)}
+            for p in sorted(Path(runs_dir).rglob(SCORES))]  # fmt: skip
 
 
 def _row_name(r: Mapping) -> str:
@@ -260,3 +269,40 @@ def render(
     data = {"rows": rows, "paper": PAPER_TABLE6, "note": STAND_IN_NOTE}
     (out / "table6.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
     return data
+
+
+def plot_table6(
+    rows: list[dict], stem: str | Path, tests: Iterable[str] = ("quora", "mrpc", "pan")
+) -> list[Path]:
+    """``<stem>.{png,pdf}``: per test set, BLEU against TED-3 to the target parse (one point
+    per row: up and left is better), and the control gain of each row (bars; a model that
+    follows its parse gains, copying the source does not)."""
+    from paraamr.figures import new_figure, save_figure
+
+    tests = [t for t in tests if any(t in r for r in rows)]
+    fig = new_figure(4.2 * (len(tests) + 1), 3.4, ncols=len(tests) + 1)
+    for ax, t in zip(fig.axes, tests, strict=False):
+        for i, r in enumerate(rows):
+            cell = r.get(t, {})
+            if "bleu" in cell and "ted3" in cell:
+                b, d = cell["bleu"], cell["ted3"]
+                ax.errorbar(b["mean"], d["mean"], xerr=b["std"], yerr=d["std"], fmt="o",
+                            color=f"C{i}", label=r["row"])  # fmt: skip
+        ax.set_xlabel("BLEU to the reference")
+        ax.set_ylabel("TED-3 to the target parse (lower: follows)")
+        ax.set_title(t, fontsize=9)
+    fig.axes[0].legend(fontsize=6)
+    ax = fig.axes[-1]
+    width = 0.8 / max(1, len(tests))
+    for j, t in enumerate(tests):
+        gains = [r.get(t, {}).get("control_gain") for r in rows]
+        xs = [i + j * width for i in range(len(rows))]
+        ax.bar(xs, [g["mean"] if g else 0.0 for g in gains], width,
+               yerr=[g["std"] if g else 0.0 for g in gains], label=t)  # fmt: skip
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_xticks([i + width * (len(tests) - 1) / 2 for i in range(len(rows))],
+                  [r["row"] for r in rows], rotation=20, fontsize=6, ha="right")  # fmt: skip
+    ax.set_ylabel("control gain (TED-3 edits)")
+    ax.legend(fontsize=7)
+    sig = "\n".join(f"{r['row']}: {r.get('signature', '')}" for r in rows)
+    return save_figure(fig, stem, sig)
