@@ -1,5 +1,6 @@
 """Gather Table 7 runs: mean ± std over seeds, paired comparisons with the baselines, the paper's
-rows beside ours (md, csv, json) and a W&B run holding the table (group ``table7``).
+rows beside ours (md, csv, json), each seed's paired difference (``table7_paired.{png,pdf}``)
+and a W&B run holding the table (group ``table7``).
 
     python analysis/make_table7.py --runs results/table7/runs --out results/table7
 """
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from paraamr.tables.render import write_table
 from paraamr.tables.sweep import load_results, log_to_wandb
-from paraamr.tables.table7 import gather_rows, table7_layout
+from paraamr.tables.table7 import gather_rows, plot_paired_differences, table7_layout
 
 
 def run_kind(results: list[dict]) -> str:
@@ -40,6 +41,8 @@ def main(argv: list[str] | None = None) -> dict:
     sources = {r["task"]: r["sources"] for r in results}
     meta = {"run_kind": kind, "note": a.note, "test_sets": sources, "n_runs": len(results)}
     paths = write_table(layout, rows, Path(a.out), meta)
+    sig = "\n".join(sorted({r["signature"] for r in results}))
+    paths["figure"] = plot_paired_differences(results, Path(a.out) / "table7_paired", sig)[0]
     if not a.no_wandb:
         log_to_wandb(layout, rows, group="table7", directory=str(a.out), config={"note": a.note})
     print(paths["md"].read_text())

@@ -288,5 +288,12 @@ def test_tiny_table7_run_produces_the_schema(compose_config, data_dir, tiny_bert
     assert any(p["setting"] == "MRPC k=15 scpn-paraamr" for p in payload["paper"])
     md = (tmp_path / "t7" / "table7.md").read_text()
     assert "| MRPC k=15 none | paper" in md and "test set: 2/3 of" in md
+    # the figure's points are those same per-seed differences
+    from paraamr.tables.table7 import paired_differences
+
+    results = [json.loads(p.read_text()) for p in sorted(runs.rglob("results.json"))]
+    pts = paired_differences(results)["MRPC k=4 repeat"]
+    assert [s for s, _ in pts] == [0, 1] and [d for _, d in pts] == pytest.approx(diffs)
+    assert (tmp_path / "t7" / "table7_paired.pdf").stat().st_size > 0
     header = (tmp_path / "t7" / "table7.csv").read_text().splitlines()[0]
     assert header.startswith("source,setting,n_seeds,acc_mean,f1_mean,const_acc_mean,d_acc")

@@ -20,13 +20,22 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from paraamr.paper import PAPER_TABLE7
 from paraamr.tables.render import Column, Layout
 from paraamr.tables.sweep import gather_seeds
 
-__all__ = ["TASK_ORDER", "gather_rows", "paired", "table7_layout", "paper_rows"]
+__all__ = [
+    "TASK_ORDER",
+    "gather_rows",
+    "paired",
+    "paired_differences",
+    "plot_paired_differences",
+    "table7_layout",
+    "paper_rows",
+]
 
 TASK_ORDER = ("mrpc", "qqp", "rte")
 PAPER_NAMES = {
@@ -55,6 +64,49 @@ def paired(
         return float("nan"), 0, 0, 0
     wins, ties = sum(d > 0 for d in diffs), sum(d == 0 for d in diffs)
     return round(statistics.fmean(diffs), 4), wins, ties, len(diffs)
+
+
+def paired_differences(results: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[int, float]]]:
+    """Per augmented setting, ``(seed, accuracy - the same seed's "none" accuracy)`` for every
+    seed both have: what the paired columns of the table average.
+
+    >>> r = lambda aug, seed, acc: {"setting": f"MRPC k=15 {aug}", "task": "mrpc", "k": 15,
+    ...                             "augmentation": aug, "seed": seed, "test": {"acc": acc}}
+    >>> paired_differences([r("none", 0, 60.0), r("none", 1, 62.0), r("repeat", 0, 61.5),
+    ...                     r("repeat", 1, 61.0), r("repeat", 2, 70.0)])
+    {'MRPC k=15 repeat': [(0, 1.5), (1, -1.0)]}
+    """
+    results = list(results)
+    base = {(r["task"], int(r["k"]), r["seed"]): r["test"]["acc"] for r in results
+            if r["augmentation"] == "none"}  # fmt: skip
+    out: dict[str, list[tuple[int, float]]] = {}
+    for r in sorted(results, key=lambda r: (_order(r), r["seed"])):
+        key = (r["task"], int(r["k"]), r["seed"])
+        if r["augmentation"] != "none" and key in base:
+            out.setdefault(r["setting"], []).append((r["seed"], r["test"]["acc"] - base[key]))
+    return out
+
+
+def plot_paired_differences(
+    results: Iterable[Mapping[str, Any]], stem: str | Path, signature: str = ""
+) -> list[Path]:
+    """``<stem>.{png,pdf}``: each seed's accuracy difference with no augmentation (dots), and
+    their mean (a bar), per augmented setting."""
+    from paraamr.figures import new_figure, save_figure
+
+    diffs = paired_differences(results)
+    fig = new_figure(max(4.0, 1.2 * len(diffs) + 2), 3.4)
+    ax = fig.axes[0]
+    for i, pts in enumerate(diffs.values()):
+        ys = [d for _, d in pts]
+        ax.bar(i, sum(ys) / len(ys), 0.6, color="C0", alpha=0.35)
+        ax.plot([i] * len(ys), ys, "o", color="C0", markersize=4)
+        for seed, d in pts:
+            ax.annotate(str(seed), (i, d), textcoords="offset points", xytext=(5, 0), fontsize=6)
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_xticks(range(len(diffs)), list(diffs), rotation=20, ha="right", fontsize=7)
+    ax.set_ylabel("Δ test accuracy vs none (same seed)")
+    return save_figure(fig, stem, signature)
 
 
 def _order(r: Mapping[str, Any]) -> tuple:
