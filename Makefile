@@ -128,6 +128,10 @@ top-weather25: setup ## TOP offline analogue, TOPv2 weather 25 SPIS: SmolLM2, co
 	$(PY) experiments/top.py -m +experiment=top_weather25 seed=$(TOP_W25_SEEDS) $(ARGS)
 	$(PY) analysis/make_top.py --runs 'results/top/runs/topv2-weather-25spis/*/*/top.json' --out $(or $(OUT),results/top/weather25)
 
+.PHONY: gpu-check
+gpu-check: setup ## on a CUDA GPU (torch from TORCH_INDEX): encoder, builder and training speed + peak memory, one JSON (results/bench/gpu_check.json)
+	$(PY) benchmarks/gpu_check.py --out $(or $(OUT),results/bench/gpu_check.json) $(ARGS)
+
 .PHONY: validity
 VALIDITY_OUT ?= results/validity
 validity: setup ## do the metrics agree with people? ParaBank-Eval judgements (or ARGS=judgements=FILE)
