@@ -76,7 +76,7 @@ def _sentences(data_dir: str | None, n: int) -> list[str]:
     try:
         from paraamr.corpus.errors import SkipLog
         from paraamr.corpus.readers import read_corpus
-        from paraamr.data import resolve_data_dir
+        from paraamr.datadir import resolve_data_dir
 
         root = resolve_data_dir(data_dir) / "paraphrase" / "parabank-eval"
         out = []

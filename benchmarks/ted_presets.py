@@ -28,7 +28,7 @@ from paraamr.parsers.base import parse_unique
 def _corpus_pairs(data_dir: str | None) -> dict[str, list[list[tuple[str, str]]]]:
     """Per corpus, per common source: the (source, paraphrase) sentence pairs Table 2 scores."""
     from paraamr.corpus.subset import common_subset
-    from paraamr.data import resolve_data_dir
+    from paraamr.datadir import resolve_data_dir
     from paraamr.tables.table2 import default_corpora, subset_stream
 
     specs = default_corpora(resolve_data_dir(data_dir))

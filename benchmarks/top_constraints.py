@@ -19,7 +19,7 @@ import random
 import time
 from pathlib import Path
 
-from paraamr.data import resolve_data_dir
+from paraamr.datadir import resolve_data_dir
 
 
 def _path(p: str) -> Path:

@@ -1,7 +1,7 @@
 """The package's layering, checked on the source: lower layers never import higher ones.
 
-Layers, bottom up: the foundations (errors, utils, signature, data, shards, tracking, paper),
-the library (corpus, metrics, parsers, amr, training, and the stage packages builder, simcse,
+Layers, bottom up: the foundations (errors, utils, signature, datadir, shards, tracking, paper,
+figures), the library (corpus, metrics, parsers, amr, training, and the stage packages builder, simcse,
 sts, top and those that follow), then the paper-table orchestration (``paraamr.tables``), then the
 entry points (``paraamr.cli``, ``experiments/``, ``analysis/``). Nothing below
 ``paraamr.tables`` imports it: a stage that ends in a paper table (the builder's Table 1) returns
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "paraamr"
-FOUNDATION = {"errors", "utils", "signature", "data", "shards", "tracking", "paper", "figures"}
+FOUNDATION = {"errors", "utils", "signature", "datadir", "shards", "tracking", "paper", "figures"}
 CORE = {"corpus", "metrics", "parsers", "amr"}
 
 

@@ -193,7 +193,7 @@ def test_stanza_without_models_says_how_to_download():
 
 
 def test_data_dir_falls_back_to_project_data(tmp_path, monkeypatch):
-    from paraamr.data import resolve_data_dir
+    from paraamr.datadir import resolve_data_dir
 
     monkeypatch.delenv("PARAAMR_DATA", raising=False)
     proj = tmp_path / "proj"

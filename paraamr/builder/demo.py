@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 from paraamr.builder.pipeline import BuildConfig, Builder, build_shard, merge_build
-from paraamr.data import resolve_data_dir
+from paraamr.datadir import resolve_data_dir
 
 __all__ = ["run_demo"]
 

@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="also write the JSON result to this file")
     args = ap.parse_args(argv)
 
-    from paraamr.data import resolve_data_dir
+    from paraamr.datadir import resolve_data_dir
 
     ptb_dir = resolve_data_dir(args.data_dir) / "ptb-sample" / "combined"
     start = time.perf_counter()

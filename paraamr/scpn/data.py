@@ -279,7 +279,7 @@ def resolve_corpus_path(path: str | None, data_dir: str | None) -> str:
     """A corpus path as given, or relative to the data directory (``train_corpus`` presets)."""
     from pathlib import Path
 
-    from paraamr.data import resolve_data_dir
+    from paraamr.datadir import resolve_data_dir
 
     if not path:
         raise ParaAMRError("data.path is not set (a corpus file; see conf/train_corpus/)")

@@ -81,7 +81,7 @@ def load_test_set(name: str, data_dir: str | os.PathLike | None = None, limit: i
         DataNotFoundError: the files are missing (the message names them).
         ParaAMRError: an unknown name, or misaligned files (named with the line).
     """
-    from paraamr.data import resolve_data_dir
+    from paraamr.datadir import resolve_data_dir
 
     root = resolve_data_dir(data_dir) / "paraphrase"
     if name == "quora":

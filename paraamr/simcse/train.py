@@ -40,7 +40,7 @@ def resolve_paths(cfg: DictConfig) -> tuple[str, str, str]:
     model = resolve_model(str(cfg.model.model_name_or_path))
     data_path, stsb = cfg.data.path, cfg.callbacks.sts_dev.get("path")
     if not data_path or not stsb:
-        from paraamr.data import resolve_data_dir
+        from paraamr.datadir import resolve_data_dir
 
         root = resolve_data_dir(cfg.get("data_dir"))
         data_path = data_path or str(root / "paraphrase" / "parabank-eval")

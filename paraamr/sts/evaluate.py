@@ -217,7 +217,7 @@ def run_sts(
     ``model``: ``minilm`` (offline), ``simcse``, a hub name or a local model folder
     (``paraamr.metrics.semantic.load_encoder``).
     """
-    from paraamr.data import resolve_data_dir
+    from paraamr.datadir import resolve_data_dir
     from paraamr.metrics.semantic import load_encoder
     from paraamr.sts.readers import DEFAULT_INCLUDE, load_sts_suite
 

@@ -59,7 +59,7 @@ STSB_DEV = "STSBenchmark-dev"
 SICKR = "SICKRelatedness"
 DEFAULT_INCLUDE = (*STS_YEARS, "STSBenchmark", SICKR)
 
-#: paths relative to the shared data root (``paraamr.data.resolve_data_dir``)
+#: paths relative to the shared data root (``paraamr.datadir.resolve_data_dir``)
 SENTEVAL_DIR = "sts/senteval-layout/{name}-en-test"
 ORIGINAL_DIR = "sts/semeval-sts-original/20{yy}"
 SICKR_FILE = "sts/sick2014/SICK_test_annotated.txt"
@@ -350,7 +350,7 @@ def load_sts_suite(
     """The STS suite keyed by set name, in ``include`` order.
 
     Args:
-        data_dir: the shared data root (``paraamr.data.resolve_data_dir``); ignored for
+        data_dir: the shared data root (``paraamr.datadir.resolve_data_dir``); ignored for
             ``layout="hub"``.
         layout: ``senteval`` (lowercased/tokenized, with STS12-MSRvid: what SentEval/SimCSE
             read), ``original`` (original casing, no STS12-MSRvid) or ``hub`` (online only).

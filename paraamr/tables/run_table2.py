@@ -11,7 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.specs import parse_corpus_specs
 from paraamr.corpus.subset import common_subset
-from paraamr.data import resolve_data_dir
+from paraamr.datadir import resolve_data_dir
 from paraamr.errors import DataNotFoundError
 from paraamr.metrics.signature import metric_signature
 from paraamr.scoring import MetricConfig, score_records

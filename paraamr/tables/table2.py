@@ -20,7 +20,7 @@ from paraamr.corpus.readers import read_corpus
 from paraamr.corpus.records import SourceRecord
 from paraamr.corpus.specs import CorpusSpec
 from paraamr.corpus.subset import filter_common, with_new_paraphrase
-from paraamr.data import DATA_HINT
+from paraamr.datadir import DATA_HINT
 from paraamr.errors import DataNotFoundError
 from paraamr.metrics.aggregate import bootstrap_ci
 from paraamr.metrics.lexical import CorpusBleu

@@ -72,7 +72,7 @@ def _resolve_data_path(cfg) -> None:
     """A relative ``data.path`` that does not exist from here is taken under the data dir."""
     from omegaconf import open_dict
 
-    from paraamr.data import resolve_data_dir
+    from paraamr.datadir import resolve_data_dir
 
     p = cfg.data.path
     if p and not Path(p).is_absolute() and not Path(p).exists():
@@ -82,7 +82,7 @@ def _resolve_data_path(cfg) -> None:
 
 def run_job(cfg) -> dict:
     """Train (unless the corpus is ``none``), evaluate on STS, write ``results.json``."""
-    from paraamr.data import resolve_data_dir
+    from paraamr.datadir import resolve_data_dir
     from paraamr.metrics.semantic import load_encoder
     from paraamr.sts import evaluate_sts, load_sts_suite, sts_signature
 

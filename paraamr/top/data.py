@@ -131,7 +131,7 @@ class TopData:
         p = Path(p).expanduser()
         if p.is_absolute() or p.exists():
             return p
-        from paraamr.data import resolve_data_dir
+        from paraamr.datadir import resolve_data_dir
 
         return resolve_data_dir(self.data_dir) / p
 

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 def default_judgements(data_dir: str | None) -> Path:
     """ParaBank-Eval under the data dir (``data_dir``, ``$PARAAMR_DATA`` or ../shared/data)."""
-    from paraamr.data import resolve_data_dir
+    from paraamr.datadir import resolve_data_dir
 
     return resolve_data_dir(data_dir) / "paraphrase" / "parabank-eval"
 

@@ -6,7 +6,7 @@ import zipfile
 import pytest
 
 from paraamr.corpus import read_corpus
-from paraamr.data import fetch
+from paraamr.datadir import fetch
 from paraamr.errors import DataNotFoundError
 
 

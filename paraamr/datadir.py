@@ -1,7 +1,7 @@
 """Where the data lives (:func:`resolve_data_dir`) and `make data`, which fetches the public
 evaluation sets Table 2 needs into the layout the suite reads.
 
-    python -m paraamr.data --out data          # then: make table2 ARGS=data_dir=data
+    python -m paraamr.datadir --out data          # then: make table2 ARGS=data_dir=data
 
 Needs network (GitHub raw files). Offline machines point ``data_dir`` at an existing copy.
 
@@ -117,7 +117,7 @@ def fetch(name: str, out_dir: str | Path, urls: dict | None = None) -> Path:
     return dest
 
 
-@cli_errors("python -m paraamr.data")
+@cli_errors("python -m paraamr.datadir")
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="fetch the public evaluation sets")
     ap.add_argument("--out", default="data")
