@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from paraamr.errors import CorpusFormatError
-from paraamr.validity.agreement import half_means, spearman_brown, split_half
+from paraamr.validity.ceiling import half_means, spearman_brown, split_half
 from paraamr.validity.correlation import correlate, kendall, rank, spearman
 from paraamr.validity.fluency import (
     auc,

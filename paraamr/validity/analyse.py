@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from paraamr.validity.agreement import split_half
+from paraamr.validity.ceiling import split_half
 from paraamr.validity.correlation import correlate, percentile_interval, rank, source_weights
 from paraamr.validity.fluency import (
     PAPER_THRESHOLD_NOTE,
