@@ -184,3 +184,48 @@ def test_lowercase_keys_matches_sources_case_insensitively(tmp_path):
         for s in specs
     ]
     assert got == [["The Cat sat."], ["the cat  sat."]]
+
+
+def test_pan_and_src_trg_formats(tmp_path, data_dir):
+    """PAN's positive pairs and QQP-Pos' aligned src/trg files as corpus formats: the real
+    files by hand, bad labels and misaligned files with file and line."""
+    from paraamr.corpus.readers import guess_format, read_corpus
+
+    pan = data_dir / "paraphrase" / "pan"
+    s1 = (pan / "pan-test_s1.txt").read_text(encoding="utf-8").splitlines()
+    s2 = (pan / "pan-test_s2.txt").read_text(encoding="utf-8").splitlines()
+    labels = (pan / "pan-test.labels").read_text(encoding="utf-8").splitlines()
+    by_hand = [(a.strip(), b.strip()) for a, b, lab in zip(s1, s2, labels, strict=True)
+               if lab.strip() == "1"]  # fmt: skip
+    got = [(r.text, p.text) for r in read_corpus(pan, "pan-test") for p in r.paraphrases]
+    assert got == by_hand and len(got) == 1500
+
+    q = data_dir / "paraphrase" / "qqppos-paranmt-small" / "quora" / "test_src.txt"
+    assert guess_format(q) == "src-trg"
+    src = q.read_text(encoding="utf-8").splitlines()
+    trg = q.with_name("test_trg.txt").read_text(encoding="utf-8").splitlines()
+    got = [(r.text, p.text) for r in read_corpus(q) for p in r.paraphrases]
+    assert got == [(a.strip(), b.strip()) for a, b in zip(src, trg, strict=True)]
+
+    d = tmp_path / "pan"
+    d.mkdir()
+    (d / "pan-train_s1.txt").write_text("A.\nB.\nC.\n")
+    (d / "pan-train_s2.txt").write_text("A2.\nB2.\nC2.\n")
+    (d / "pan-train.labels").write_text("1\nmaybe\n1\n")
+    with pytest.raises(CorpusFormatError, match=r"pan-train\.labels:2: label must be 0 or 1"):
+        list(read_corpus(d, "pan-train"))
+    skips = SkipLog("skip")
+    assert [r.text for r in read_corpus(d, "pan-train", skips)] == ["A.", "C."]
+    assert skips.total == 1
+    (d / "pan-train_s2.txt").write_text("A2.\nB2.\n")
+    with pytest.raises(CorpusFormatError, match="differ in length: pan-train_s1.txt 3, "
+                       "pan-train_s2.txt 2"):  # fmt: skip
+        list(read_corpus(d, "pan-train"))
+    # an undecodable line drops that line of both files (counted), the rest stays aligned
+    s = tmp_path / "x_src.txt"
+    s.write_bytes(b"One.\n\xff\xfe bad\nThree.\n")
+    (tmp_path / "x_trg.txt").write_text("Uno.\nDos.\nTres.\n")
+    skips = SkipLog("skip")
+    assert [(r.text, r.paraphrases[0].text) for r in read_corpus(s, None, skips)] == [
+        ("One.", "Uno."), ("Three.", "Tres.")]  # fmt: skip
+    assert skips.total == 1

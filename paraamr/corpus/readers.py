@@ -12,6 +12,10 @@ Formats (``FORMATS``):
                        #2 String``): the positive pairs (Quality 1), sentence 1 as source
 ``parabank-eval-paranmt``    ParaBank-Eval directory, ``sys_id`` 35 (ParaNMT-50M output)
 ``parabank-eval-parabank1``  ParaBank-Eval directory, every other non-zero ``sys_id``
+``pan-train``, ``pan-test``  PAN directory (``pan-<split>_s1.txt``, ``_s2.txt``, ``.labels``):
+                       the positive pairs of that split, sentence 1 as source
+``src-trg``            line-aligned ``<prefix>_src.txt`` / ``<prefix>_trg.txt`` (QQP-Pos,
+                       ParaNMT-small): the path names the ``_src.txt`` file
 =====================  ===============================================================
 
 In the one-pair-per-line layouts, consecutive lines with the same source form one record.
@@ -315,11 +319,82 @@ FORMATS = (
     "msrp",
     "parabank-eval-paranmt",
     "parabank-eval-parabank1",
+    "pan-train",
+    "pan-test",
+    "src-trg",
 )
 
 
+def _aligned(files: list[Path], skips: SkipLog) -> Iterator[tuple[int, list[str]]]:
+    """``(line, [text of each file])`` of line-aligned files; files of different lengths raise,
+    naming each file's count."""
+    lengths = []
+    for f in files:
+        with open(f, "rb") as fh:
+            lengths.append(sum(1 for _ in fh))
+    if len(set(lengths)) != 1:
+        counts = ", ".join(f"{f.name} {n}" for f, n in zip(files, lengths, strict=True))
+        raise CorpusFormatError(f"line-aligned files differ in length: {counts}", str(files[0]))
+    # by line number: an undecodable line (skipped by iter_lines) drops that line of every file
+    texts = [dict(iter_lines(f, skips)) for f in files]
+    for n in range(1, lengths[0] + 1):
+        if all(n in t for t in texts):
+            yield n, [t[n] for t in texts]
+
+
+def _pair_records(rows, skips: SkipLog, path: str) -> Iterator[SourceRecord]:
+    """Records from ``(line, source, paraphrase)``; consecutive equal sources form one record."""
+    current: SourceRecord | None = None
+    for n, src, para in rows:
+        a = _clean(src, "source sentence", skips, path, n)
+        b = _clean(para, "paraphrase", skips, path, n) if a else None
+        if not (a and b):
+            continue
+        if current is not None and current.text == a:
+            current.paraphrases.append(Paraphrase(b))
+            continue
+        if current is not None:
+            yield current
+        current = SourceRecord(a, [Paraphrase(b)], path=path, line=n)
+    if current is not None:
+        yield current
+
+
+def _read_pan(path: str, skips: SkipLog, split: str) -> Iterator[SourceRecord]:
+    """PAN's positive pairs of ``split``; a label other than 0/1 is a bad record (file:line)."""
+    d = Path(path)
+    files = [d / f"pan-{split}_s1.txt", d / f"pan-{split}_s2.txt", d / f"pan-{split}.labels"]
+    for f in files:
+        if not f.is_file():
+            raise DataNotFoundError(f"PAN {split} file {f} does not exist")
+
+    def positives() -> Iterator[tuple[int, str, str]]:
+        for n, (a, b, label) in _aligned(files, skips):
+            if label.strip() not in ("0", "1"):
+                skips.skip(f"label must be 0 or 1, got {label!r}", str(files[2]), n)
+            elif label.strip() == "1":
+                yield n, a, b
+
+    return _pair_records(positives(), skips, str(files[0]))
+
+
+def _read_src_trg(path: str, skips: SkipLog) -> Iterator[SourceRecord]:
+    """``<prefix>_src.txt`` and its ``<prefix>_trg.txt``, line by line."""
+    src = Path(path)
+    if not src.name.endswith("_src.txt"):
+        raise CorpusFormatError(f"src-trg: name the <prefix>_src.txt file, got {src.name}", path)
+    trg = src.with_name(src.name.removesuffix("_src.txt") + "_trg.txt")
+    if not trg.is_file():
+        raise DataNotFoundError(f"src-trg: {trg} (the targets of {src.name}) does not exist")
+    rows = ((n, a, b) for n, (a, b) in _aligned([src, trg], skips))
+    return _pair_records(rows, skips, path)
+
+
 def guess_format(path: str | os.PathLike) -> str:
-    """``paraamr`` for ``.jsonl``/``.json``, ``pairs`` for ``.tsv``/``.txt``; else an error."""
+    """``paraamr`` for ``.jsonl``/``.json``, ``src-trg`` for ``*_src.txt``, ``pairs`` for
+    ``.tsv``/``.txt``; else an error."""
+    if Path(path).name.endswith("_src.txt"):
+        return "src-trg"
     suffix = Path(path).suffix.lower()
     if suffix in (".jsonl", ".json"):
         return "paraamr"
@@ -353,6 +428,10 @@ def read_corpus(
         return _read_msrp(path, skips)
     if fmt.startswith("parabank-eval-"):
         return _read_parabank_eval(path, skips, fmt.removeprefix("parabank-eval-"))
+    if fmt.startswith("pan-"):
+        return _read_pan(path, skips, fmt.removeprefix("pan-"))
+    if fmt == "src-trg":
+        return _read_src_trg(path, skips)
     return _read_tsv(path, skips, fmt)
 
 

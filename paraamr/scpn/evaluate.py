@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from paraamr.errors import DataNotFoundError, ParaAMRError
+from paraamr.errors import ParaAMRError
 from paraamr.utils import map_length_batches
 
 __all__ = [
@@ -68,10 +68,12 @@ STAND_IN_NOTE = (
 )
 
 
-def _lines(path: Path) -> list[str]:
-    if not path.exists():
-        raise DataNotFoundError(f"test file {path} does not exist")
-    return path.read_text(encoding="utf-8").splitlines()
+#: test set -> (path under the data folder's paraphrase/, corpus format)
+TEST_FILES = {
+    "quora": ("qqppos-paranmt-small/quora/test_src.txt", "src-trg"),
+    "mrpc": ("msrp/msr-para-test.tsv", "msrp"),
+    "pan": ("pan", "pan-test"),
+}
 
 
 def load_test_set(name: str, data_dir: str | os.PathLike | None = None, limit: int | None = None):
@@ -81,42 +83,15 @@ def load_test_set(name: str, data_dir: str | os.PathLike | None = None, limit: i
         DataNotFoundError: the files are missing (the message names them).
         ParaAMRError: an unknown name, or misaligned files (named with the line).
     """
+    from paraamr.corpus.errors import SkipLog
+    from paraamr.corpus.readers import read_corpus
     from paraamr.datadir import resolve_data_dir
 
-    root = resolve_data_dir(data_dir) / "paraphrase"
-    if name == "quora":
-        d = root / "qqppos-paranmt-small" / "quora"
-        src, trg = _lines(d / "test_src.txt"), _lines(d / "test_trg.txt")
-        if len(src) != len(trg):
-            raise ParaAMRError(f"{d}: test_src.txt has {len(src)} lines, test_trg.txt {len(trg)}")
-        pairs = list(zip(src, trg, strict=True))
-    elif name == "mrpc":
-        from paraamr.corpus.readers import read_corpus
-
-        pairs = [
-            (r.text, p.text)
-            for r in read_corpus(root / "msrp" / "msr-para-test.tsv", "msrp")
-            for p in r.paraphrases
-        ]
-    elif name == "pan":
-        d = root / "pan"
-        s1, s2 = _lines(d / "pan-test_s1.txt"), _lines(d / "pan-test_s2.txt")
-        labels = _lines(d / "pan-test.labels")
-        if not len(s1) == len(s2) == len(labels):
-            raise ParaAMRError(
-                f"{d}: pan-test_s1/s2/labels have {len(s1)}/{len(s2)}/{len(labels)} lines"
-            )
-        pairs = []
-        for n, (a, b, lab) in enumerate(zip(s1, s2, labels, strict=True), 1):
-            if lab.strip() not in ("0", "1"):
-                raise ParaAMRError(
-                    f"{d / 'pan-test.labels'}:{n}: label must be 0 or 1, got {lab!r}"
-                )
-            if lab.strip() == "1":
-                pairs.append((a, b))
-    else:
+    if name not in TEST_FILES:
         raise ParaAMRError(f"unknown test set {name!r}; choose from {TEST_SETS}")
-    pairs = [(a.strip(), b.strip()) for a, b in pairs if a.strip() and b.strip()]
+    rel, fmt = TEST_FILES[name]
+    records = read_corpus(resolve_data_dir(data_dir) / "paraphrase" / rel, fmt, SkipLog("raise"))
+    pairs = [(r.text, p.text) for r in records for p in r.paraphrases]
     return pairs[:limit] if limit is not None else pairs
 
 

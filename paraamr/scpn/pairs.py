@@ -244,48 +244,6 @@ def attach_parses(
     return out
 
 
-PAN_FORMAT = "pan"
-
-
-def read_pan(
-    path: str | os.PathLike, skips: SkipLog, split: str = "train"
-) -> Iterable[SourceRecord]:
-    """The positive pairs of a PAN split (``pan-<split>_s1.txt``, ``_s2.txt``, ``.labels`` in the
-    directory ``path``) as records, sentence 1 as source; a label other than 0/1 or an empty
-    side goes to ``skips`` with file and line.
-
-    >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> for name, text in (("s1", "A.\\nB.\\n"), ("s2", "A2.\\nB2.\\n")):
-    ...     _ = (d / f"pan-train_{name}.txt").write_text(text)
-    >>> _ = (d / "pan-train.labels").write_text("1\\n0\\n")
-    >>> [(r.text, r.paraphrases[0].text) for r in read_pan(d, SkipLog())]
-    [('A.', 'A2.')]
-    """
-    from paraamr.corpus.records import Paraphrase
-    from paraamr.errors import DataNotFoundError
-
-    d = Path(path)
-    files = [d / f"pan-{split}_s1.txt", d / f"pan-{split}_s2.txt", d / f"pan-{split}.labels"]
-    for f in files:
-        if not f.exists():
-            raise DataNotFoundError(f"PAN {split} file {f} does not exist")
-    s1, s2, labels = (f.read_text(encoding="utf-8").splitlines() for f in files)
-    if not len(s1) == len(s2) == len(labels):
-        raise ParaAMRError(
-            f"{d}: {split} s1/s2/labels have {len(s1)}/{len(s2)}/{len(labels)} lines"
-        )
-    for n, (a, b, lab) in enumerate(zip(s1, s2, labels, strict=True), 1):
-        if lab.strip() not in ("0", "1"):
-            skips.skip(f"label must be 0 or 1, got {lab!r}", str(files[2]), n)
-            continue
-        if lab.strip() == "1":
-            if not a.strip() or not b.strip():
-                skips.skip("empty sentence", str(files[0]), n)
-                continue
-            yield SourceRecord(a.strip(), (Paraphrase(b.strip()),))
-
-
 def build_pairs(
     path: str | os.PathLike,
     fmt: str | None = None,
@@ -305,8 +263,8 @@ def build_pairs(
 
     Args:
         path: a corpus file (directory for the ParaBank-Eval formats).
-        fmt: a :data:`paraamr.corpus.FORMATS` name (guessed from the extension when ``None``),
-            or ``pan`` (the positive pairs of the PAN training split, :func:`read_pan`).
+        fmt: a :data:`paraamr.corpus.FORMATS` name (guessed from the extension when ``None``;
+            ``pan-train`` for the positive pairs of the PAN training split).
         parser: a parser backend (:func:`paraamr.parsers.base.make_parser`).
         limit_sources: read only the first N source records (quick runs).
         parse_cache: a JSON-lines file of parses kept between runs (``None``: in memory).
@@ -317,7 +275,7 @@ def build_pairs(
 
     skips = SkipLog(on_error)
     stats: Counter = Counter()
-    records = read_pan(path, skips) if fmt == PAN_FORMAT else read_corpus(path, fmt, skips)
+    records = read_corpus(path, fmt, skips)
     if limit_sources is not None:
         records = islice(records, limit_sources)
     train, dev = select_pairs(
