@@ -172,8 +172,7 @@
     document.querySelectorAll('input[name="' + f + '"]').forEach(function (r) {
       r.addEventListener("change", function () {
         answer(f, Number(r.value));
-        render();
-        setActive(f);
+        render();  // the highlight moves to the next unanswered question, as with the keys
       });
     });
     $("q-" + f).addEventListener("focusin", function () { setActive(f); });
