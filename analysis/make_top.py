@@ -88,7 +88,7 @@ def pool_seeds(runs: list[dict]) -> list[dict]:
     return out
 
 
-def table2(runs: list[dict]) -> tuple[list[str], list[dict]]:
+def top_table2(runs: list[dict]) -> tuple[list[str], list[dict]]:
     md = [
         "# Table 2: exact match of the target parser, real vs real + synthetic",
         "",
@@ -142,7 +142,7 @@ def table2(runs: list[dict]) -> tuple[list[str], list[dict]]:
     return md, rows
 
 
-def table3(runs: list[dict]) -> tuple[list[str], list[dict]]:
+def top_table3(runs: list[dict]) -> tuple[list[str], list[dict]]:
     md = [
         "# Table 3: exact match by the test template's frequency f in training",
         "",
@@ -189,7 +189,7 @@ def table3(runs: list[dict]) -> tuple[list[str], list[dict]]:
     return md, rows
 
 
-def table4(runs: list[dict]) -> tuple[list[str], list[dict]]:
+def top_table4(runs: list[dict]) -> tuple[list[str], list[dict]]:
     md = [
         "# Table 4: low-resource setting (one utterance per training template)",
         "",
@@ -310,9 +310,9 @@ def main(argv: list[str] | None = None) -> dict[str, Path]:
     low = [r for r in pooled if r["setting"] == "low_resource"]
     written = {}
     for name, fn, sel in (
-        ("table2", table2, full),
-        ("table3", table3, full),
-        ("table4", table4, low),
+        ("table2", top_table2, full),
+        ("table3", top_table3, full),
+        ("table4", top_table4, low),
     ):
         md, rows = fn(sel)
         write(name, md, rows, sel, out)
