@@ -29,7 +29,7 @@ def _path(p: str) -> Path:
 
 def main(argv: list[str] | None = None) -> dict:
     from paraamr.top.encoding import DecodeError, LabelVocab, decode
-    from paraamr.top.model import Seq2SeqModule
+    from paraamr.top.module import Seq2SeqModule
     from paraamr.top.pairs import sampling_plan
     from paraamr.top.readers import read_trees
     from paraamr.top.templates import template_string

@@ -36,7 +36,7 @@ def tiny_lm(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def module(tiny_lm, weather):
-    from paraamr.top.model import Seq2SeqModule
+    from paraamr.top.module import Seq2SeqModule
 
     vocab = LabelVocab.from_trees(weather)
     return Seq2SeqModule(
@@ -82,7 +82,7 @@ def _free_ids(free: torch.Tensor) -> list[int]:
 
 
 def _decode(module, ids: list[int]) -> Node:
-    from paraamr.top.model import decode_ids
+    from paraamr.top.module import decode_ids
 
     return decode(
         decode_ids(module.tokenizer, ids), LabelVocab.from_labels(module.settings["labels"])
@@ -185,7 +185,7 @@ def test_causal_batch_prompt_masked_and_loss_equals_the_models(module, weather):
 
 
 def test_frozen_module_trains_only_the_top_block_and_added_rows(tiny_lm, weather, tmp_path):
-    from paraamr.top.model import Seq2SeqModule
+    from paraamr.top.module import Seq2SeqModule
 
     labels = LabelVocab.from_trees(weather).labels
     m = Seq2SeqModule(
@@ -224,7 +224,7 @@ def test_frozen_module_trains_only_the_top_block_and_added_rows(tiny_lm, weather
 
 
 def test_saved_causal_module_reloads_with_its_constraints(module, weather, tmp_path):
-    from paraamr.top.model import Seq2SeqModule
+    from paraamr.top.module import Seq2SeqModule
 
     utts = [utterance(t) for t in weather if len(utterance(t).split()) <= 4][:3]
     before = module.generate(utts, max_new_tokens=90)
@@ -237,7 +237,7 @@ def test_saved_causal_module_reloads_with_its_constraints(module, weather, tmp_p
 def test_constrained_needs_a_decoder_only_model(tmp_path, weather):
     from paraamr.errors import ConfigError
     from paraamr.testing.tiny_top import build_tiny_bart
-    from paraamr.top.model import Seq2SeqModule
+    from paraamr.top.module import Seq2SeqModule
 
     bart = build_tiny_bart(tmp_path / "bart")
     with pytest.raises(ConfigError, match="model.constrained"):

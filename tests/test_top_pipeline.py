@@ -110,7 +110,7 @@ def test_rerun_reuses_every_finished_stage(tiny_run, monkeypatch):
     """With the setting's summary removed, a rerun rebuilds it from the finished stages:
     no training, no generation, no parsing."""
     from paraamr.top import pipeline
-    from paraamr.top.model import Seq2SeqModule
+    from paraamr.top.module import Seq2SeqModule
 
     cfg, summary, _ = tiny_run
 

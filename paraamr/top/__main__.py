@@ -89,7 +89,7 @@ def parse_lines(
     from collections import Counter
 
     from paraamr.top.encoding import LabelVocab
-    from paraamr.top.model import Seq2SeqModule
+    from paraamr.top.module import Seq2SeqModule
     from paraamr.top.stages import decode_parse
     from paraamr.top.surface import tokenizer_normalizer
     from paraamr.utils import map_length_batches

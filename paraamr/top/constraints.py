@@ -1,6 +1,6 @@
 """Decoding that cannot leave its input: token-level constraints for the TOP parser and
 generator when every encoded label (``[in:get_weather``, ``in:get_weather]``, ``[mask]``) is one
-token of the vocabulary (:func:`paraamr.top.model.add_tokens`).
+token of the vocabulary (:func:`paraamr.top.module.add_tokens`).
 
 - :class:`ParserConstraint` (utterance -> tree): the tree's words are exactly the utterance's
   words in order, each written with its own tokens; only brackets and labels are free. An
@@ -95,7 +95,7 @@ class LabelIds:
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Any, tokens: Sequence[str]) -> LabelIds:
-        """The ids of the label ``tokens`` (:func:`paraamr.top.model.label_tokens`) in
+        """The ids of the label ``tokens`` (:func:`paraamr.top.module.label_tokens`) in
         ``tokenizer``; each must be one token. ``free`` excludes labels, special tokens,
         tokens whose text holds ``[`` or ``]`` and tokens that decode to white space only
         (a ``[mask]`` span is then never empty).

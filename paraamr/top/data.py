@@ -21,7 +21,7 @@ __all__ = ["PairDataModule", "TopData"]
 
 
 class PairDataModule(ResumableDataModule):
-    """Training and validation pairs for :class:`~paraamr.top.model.Seq2SeqModule`.
+    """Training and validation pairs for :class:`~paraamr.top.module.Seq2SeqModule`.
 
     Args:
         train_pairs: ``(source, target)`` training pairs.

@@ -136,7 +136,7 @@ def run_setting(
     name: str,
 ) -> dict[str, Any]:
     """Run steps 1-6 of the module docstring for one training set; returns the summary."""
-    from paraamr.top.model import Seq2SeqModule
+    from paraamr.top.module import Seq2SeqModule
     from paraamr.top.stages import filter_samples, generate_samples
     from paraamr.top.train import train_seq2seq
 

@@ -1,6 +1,6 @@
 """Train one TOP seq2seq model (generator, auxiliary parser or target parser) from the config.
 
-:func:`train_seq2seq` builds :class:`~paraamr.top.model.Seq2SeqModule` from ``cfg.model``
+:func:`train_seq2seq` builds :class:`~paraamr.top.module.Seq2SeqModule` from ``cfg.model``
 and :class:`~paraamr.top.data.PairDataModule` from ``cfg.data``, applies the role's trainer
 overrides (``cfg.stages.<role>.trainer``), and fits through
 :func:`paraamr.training.fit.fit` (finite-loss guard, best checkpoint by ``val/loss`` = log
@@ -20,7 +20,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from paraamr.top.model import MODULE_FILE, Seq2SeqModule
+from paraamr.top.module import MODULE_FILE, Seq2SeqModule
 
 __all__ = ["train_seq2seq", "ROLES"]
 

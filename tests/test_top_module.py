@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from paraamr.top.encoding import DecodeError, LabelVocab, decode, encode
-from paraamr.top.model import (
+from paraamr.top.module import (
     Seq2SeqModule,
     add_tokens,
     decode_ids,
