@@ -13,11 +13,12 @@ import random
 import pytest
 import torch
 
+from paraamr.errors import ConfigError
 from paraamr.top.constraints import FREE, ConstrainedLogits, LabelIds, ParserConstraint
 from paraamr.top.encoding import LabelVocab, decode, encode
 from paraamr.top.readers import read_examples
 from paraamr.top.templates import template, template_string
-from paraamr.top.trees import Node, to_string, utterance
+from paraamr.top.trees import Node, depth, to_string, utterance
 
 WEATHER_25 = "topv2/low_resource_splits/weather_train_25spis.tsv"
 
@@ -165,6 +166,33 @@ def test_untrained_model_decodes_inside_its_input(module, weather):
     want = [template_string(t) for t in few_masks]
     assert [template_string(decode(o, vocab)) for o in outs] == want
     assert module.training  # train mode restored
+
+
+def test_max_depth_caps_the_nesting_of_sampled_parses(module, tiny_lm, weather):
+    """An untrained parser samples nested labels; ``max_depth=1`` leaves only flat intents,
+    with the utterance's words still all there."""
+    from paraamr.top.module import Seq2SeqModule
+
+    flat = Seq2SeqModule(
+        str(tiny_lm), labels=module.settings["labels"], add_label_tokens=True,
+        constrained=True, max_depth=1, max_target_length=120,
+    )  # fmt: skip
+    flat.model.load_state_dict(module.model.state_dict())
+    utts = [utterance(t) for t in weather if len(utterance(t).split()) <= 4][:6]
+    vocab = LabelVocab.from_labels(module.settings["labels"])
+
+    def depths(m) -> list[int]:
+        outs = []
+        for seed in range(3):
+            outs += m.generate(utts, do_sample=True, top_p=1.0, seed=seed, max_new_tokens=90)
+        trees = [decode(o, vocab) for o in outs]
+        assert [utterance(t) for t in trees] == utts * 3
+        return [depth(t) for t in trees]
+
+    assert max(depths(module)) > 1  # without the cap the untrained model nests
+    assert set(depths(flat)) == {1}
+    with pytest.raises(ConfigError, match="max_depth"):
+        Seq2SeqModule(str(tiny_lm), labels=["IN:A"], constrained=True, max_depth=0)
 
 
 def test_causal_batch_prompt_masked_and_loss_equals_the_models(module, weather):

@@ -205,6 +205,8 @@ def test_multitask_decoder_only_run_shares_one_model(tmp_path, compose_config, m
     work = tmp_path / "out" / "full"
     assert (work / "multitask" / "model" / "top_module.json").exists()
     assert not (work / "generator").exists() and not (work / "ap").exists()
+    saved = json.loads((work / "multitask" / "model" / "top_module.json").read_text())
+    assert saved["max_depth"] == 2  # model.max_depth=auto: TREES nest a slot in an intent
     models = r["models"]
     assert models["generator"]["model_dir"] == models["ap"]["model_dir"]
     assert models["generator"]["train_pairs"] == 2 * len(TREES)  # generator + parser pairs

@@ -19,6 +19,7 @@ from paraamr.top.trees import (
     TREE_ERROR_KINDS,
     Node,
     TopTreeError,
+    depth,
     labels,
     parse_tree,
     same_tree,
@@ -38,6 +39,15 @@ def regex_template(tree: str) -> str:
 
 def regex_utterance(tree: str) -> str:
     return " ".join(_WORD.findall(tree))
+
+
+def bracket_depth(tree: str) -> int:
+    """The most brackets open at once, counted along the raw string."""
+    level = most = 0
+    for ch in tree:
+        level += (ch == "[") - (ch == "]")
+        most = max(most, level)
+    return most
 
 
 def test_regex_helpers_on_a_hand_case():
@@ -120,6 +130,14 @@ def test_every_topv2_tree_round_trips(data_dir):
         assert [to_string(e.tree) for e in examples] == [ln.split("\t")[2] for ln in lines]
         total += len(examples)
     assert total == 220_649
+
+
+def test_depth_equals_the_most_brackets_open_on_every_weather_tree(data_dir):
+    f = data_dir / "topv2" / "weather_train.tsv"
+    raw = [ln.split("\t")[2] for ln in f.read_text(encoding="utf-8").splitlines()[1:]]
+    got = [depth(e.tree) for e in read_examples(f, "topv2", allow_empty=True)]
+    assert got == [bracket_depth(t) for t in raw]
+    assert set(got) >= {1, 2}  # flat intents and intents with slots are both there
 
 
 def test_tree_structure_and_accessors():

@@ -51,6 +51,7 @@ import torch
 
 from paraamr.errors import ConfigError
 from paraamr.top.constraints import (
+    MAX_DEPTH,
     ConstrainedLogits,
     LabelIds,
     ParserConstraint,
@@ -219,6 +220,10 @@ class Seq2SeqModule(pl.LightningModule):
             rows still train, as a separate small parameter
             (:func:`paraamr.training.recipe.train_new_embedding_rows`: no gradient of the
             whole matrix); ``False``: they stay at the mean of their pieces.
+        max_depth: with ``constrained``, the most nodes the parser may open at once
+            (``None``: :data:`paraamr.top.constraints.MAX_DEPTH`); the pipeline sets it to
+            the deepest training tree (:func:`paraamr.top.trees.depth`), so an untrained or
+            confused parser cannot nest labels deeper than anything it was shown.
     """
 
     nonfinite_hint = (
@@ -242,6 +247,7 @@ class Seq2SeqModule(pl.LightningModule):
         freeze_layers: int | None = None,
         constrained: bool = False,
         train_added_embeddings: bool = True,
+        max_depth: int | None = None,
     ) -> None:
         super().__init__()
         from transformers import AutoConfig, AutoTokenizer
@@ -250,6 +256,8 @@ class Seq2SeqModule(pl.LightningModule):
             raise ConfigError(f"model.schedule must be constant or linear, got {schedule!r}")
         if optimizer not in ("adam", "adamw"):
             raise ConfigError(f"model.optimizer must be adam or adamw, got {optimizer!r}")
+        if max_depth is not None and int(max_depth) < 1:
+            raise ConfigError(f"model.max_depth must be >= 1 or null, got {max_depth!r}")
         if add_label_tokens not in (True, False, "auto"):
             raise ConfigError(
                 f"model.add_label_tokens must be true, false or auto, got {add_label_tokens!r}"
@@ -270,6 +278,7 @@ class Seq2SeqModule(pl.LightningModule):
             "freeze_layers": freeze_layers,
             "constrained": bool(constrained),
             "train_added_embeddings": bool(train_added_embeddings),
+            "max_depth": None if max_depth is None else int(max_depth),
         }
         path = resolve_backbone(model_name_or_path)
         self.tokenizer = AutoTokenizer.from_pretrained(
@@ -539,7 +548,8 @@ class Seq2SeqModule(pl.LightningModule):
         ids = self.label_ids()
         if MASK in source.split():
             return TemplateConstraint(self.units(source), ids)
-        return ParserConstraint([self.units.unit(w) for w in source.split()], ids)
+        depth = self.settings.get("max_depth") or MAX_DEPTH
+        return ParserConstraint([self.units.unit(w) for w in source.split()], ids, depth)
 
     # ---------------------------------------------------------------- files
     def save(self, out_dir: str | Path) -> Path:

@@ -44,7 +44,7 @@ from paraamr.top.encoding import LabelVocab
 from paraamr.top.evaluate import exact_match_report, low_resource_subsamples
 from paraamr.top.pairs import collect_samples, generator_pairs, parser_pairs, sampling_plan
 from paraamr.top.templates import template_counts
-from paraamr.top.trees import Node, to_string, utterance
+from paraamr.top.trees import Node, depth, to_string, utterance
 
 __all__ = ["run_setting", "run", "signature"]
 
@@ -148,6 +148,7 @@ def run_setting(
     train = list(train)
     vocab = LabelVocab.from_trees(train)
     labels = vocab.labels
+    cap = max((depth(t) for t in train), default=None)  # model.max_depth: auto
     counts = template_counts(train)
     enc = bool(cfg.parsing.encoded_targets)
     g, p = cfg.generation, cfg.parsing
@@ -165,6 +166,7 @@ def run_setting(
             labels,
             work / "multitask",
             name=f"{name}-multitask",
+            max_depth=cap,
         )
     else:
         gen = train_seq2seq(
@@ -175,6 +177,7 @@ def run_setting(
             labels,
             work / "generator",
             name=f"{name}-generator",
+            max_depth=cap,
         )
     plan = sampling_plan(
         train, int(g.samples_per_template), g.get("n_templates"), seed=int(cfg.seed)
@@ -212,7 +215,14 @@ def run_setting(
         ap = gen
     else:
         ap = train_seq2seq(
-            cfg, "parser", _parser_pairs(train, enc), val_p, labels, work / "ap", name=f"{name}-ap"
+            cfg,
+            "parser",
+            _parser_pairs(train, enc),
+            val_p,
+            labels,
+            work / "ap",
+            name=f"{name}-ap",
+            max_depth=cap,
         )
     apmod = Seq2SeqModule.from_saved(ap["model_dir"])
     pkw = dict(
@@ -270,6 +280,7 @@ def run_setting(
             labels,
             work / "target_syn",
             name=f"{name}-target-syn",
+            max_depth=cap,
         )
         tmod = Seq2SeqModule.from_saved(tgt["model_dir"])
         ev["real+syn"] = _evaluate(

@@ -64,8 +64,13 @@ def train_seq2seq(
     labels: Sequence[str],
     work: str | Path,
     name: str | None = None,
+    max_depth: int | None = None,
 ) -> dict[str, Any]:
-    """Train (or reuse) one model; returns ``{"model_dir", "best_val_loss", "steps", ...}``."""
+    """Train (or reuse) one model; returns ``{"model_dir", "best_val_loss", "steps", ...}``.
+
+    ``max_depth`` (the deepest training tree) becomes the model's ``max_depth`` where the
+    model config says ``max_depth: auto``; an explicit number there wins.
+    """
     from hydra.utils import instantiate
 
     from paraamr.training.fit import fit, restore_best, seed_run
@@ -78,7 +83,10 @@ def train_seq2seq(
         return json.loads(done.read_text(encoding="utf-8"))
     sub = _fit_config(cfg, role, work, name or f"{role}-{work.name}")
     seed_run(int(cfg.seed))
-    module: Seq2SeqModule = instantiate(cfg.model, labels=list(labels))
+    extra: dict[str, Any] = {}
+    if cfg.model.get("max_depth", None) == "auto":
+        extra["max_depth"] = max_depth
+    module: Seq2SeqModule = instantiate(cfg.model, labels=list(labels), **extra)
     dm = instantiate(cfg.data).datamodule(
         list(train_pairs), list(val_pairs), module.encode_batch, seed=int(cfg.seed)
     )

@@ -63,6 +63,7 @@ __all__ = [
     "same_tree",
     "canonical",
     "labels",
+    "depth",
     "iter_nodes",
 ]
 
@@ -270,6 +271,16 @@ def labels(node: Node) -> set[str]:
     ['IN:A', 'IN:C', 'SL:B']
     """
     return {n.label for n in iter_nodes(node)}
+
+
+def depth(node: Node) -> int:
+    """The most nodes open at once: 1 for a flat intent, 2 with a slot, and so on.
+
+    >>> depth(parse_tree("[IN:A x ]")), depth(parse_tree("[IN:A [SL:B [IN:C x ] ] [SL:D y ] ]"))
+    (1, 3)
+    """
+    inner = [depth(c) for c in node.children if isinstance(c, Node)]
+    return 1 + max(inner, default=0)
 
 
 def canonical(tree: Node | str) -> str:
