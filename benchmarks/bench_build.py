@@ -129,6 +129,17 @@ def time_stage(
     return sides
 
 
+def bars(res: dict) -> dict[str, dict[str, float]]:
+    """Items per second of each builder stage, one call per item beside batched."""
+    return {
+        name: {
+            "one per call": r["one_per_call"]["items_per_s"],
+            "batched": r["batched"]["items_per_s"],
+        }
+        for name, r in res["stages"].items()
+    }
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
@@ -215,6 +226,12 @@ def main(argv=None) -> None:
             print(name, json.dumps({k: v for k, v in r.items() if k != "runs_s"}), flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=2))
+    from paraamr.figures import bar_figure, save_figure
+    from paraamr.signature import Signature
+
+    sig = Signature.build(("bench", "build"), ("cpus", os.cpu_count()), ("n", a.n))
+    fig = bar_figure(bars(res), "items / s", "builder stages: one call per item vs batched")
+    save_figure(fig, Path(a.out).with_suffix(""), sig)
     print(f"wrote {a.out}")
 
 

@@ -210,6 +210,21 @@ def bench_end_to_end(pairs: list[tuple[str, str]], n_naive: int, parser, encoder
     }
 
 
+def bars(out: dict) -> dict[str, dict[str, float]]:
+    """Pairs per second, the naive way beside ours, for :func:`paraamr.figures.bar_figure`."""
+    cases = {}
+    for part in ("kernel_only", "with_conversion"):
+        t = out["ted"][part]
+        label = "TED " + part.replace("_", " ")
+        cases[label] = {"naive": t["zss_pairs_per_s"], "ours": t["edist_pairs_per_s"]}
+    for name, r in out.get("end_to_end", {}).items():
+        cases["Table 2, " + name.split(" (")[0]] = {
+            "naive": r["naive_pairs_per_s"],
+            "ours": r["ours_pairs_per_s"],
+        }
+    return cases
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
@@ -261,7 +276,16 @@ def main(argv=None) -> None:
         print(name, json.dumps(out["end_to_end"][name], indent=2), flush=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2))
-    print(f"wrote {args.out}")
+    from paraamr.figures import bar_figure, save_figure
+    from paraamr.signature import Signature
+
+    m = out["machine"]
+    sig = Signature.build(
+        ("bench", "metrics"), ("cpus", m["cpus"]), ("threads", m["torch_threads"])
+    )
+    fig = bar_figure(bars(out), "pairs / s (log scale)", "naive loop vs ours", log=True)
+    save_figure(fig, Path(args.out).with_suffix(""), sig)
+    print(f"wrote {args.out} and {Path(args.out).with_suffix('.png')}")
 
 
 if __name__ == "__main__":

@@ -161,6 +161,15 @@ def _cpu_model() -> str:
     return "unknown"
 
 
+def bars(out: dict) -> dict[str, dict[str, float]]:
+    """Seconds per training step of each recipe variant, per model (lower is faster)."""
+    cases: dict[str, dict[str, float]] = {}
+    for r in out["results"]:
+        if r["kind"] == "train":
+            cases.setdefault(r["model"], {})[r["variant"]] = r["median_s_per_step"]
+    return cases
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="results/bench/scpn.json")
@@ -221,6 +230,14 @@ def main(argv: list[str] | None = None) -> None:
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(out, indent=2))
+    from paraamr.figures import bar_figure, save_figure
+    from paraamr.signature import Signature
+
+    m = out["machine"]
+    sig = Signature.build(("bench", "scpn"), ("cpus", m["cpus"]), ("threads", m["torch_threads"]),
+                          ("batch", a.batch_size))  # fmt: skip
+    title = f"one training step, batch {a.batch_size} (lower is faster)"
+    save_figure(bar_figure(bars(out), "seconds / step", title), Path(a.out).with_suffix(""), sig)
 
 
 if __name__ == "__main__":

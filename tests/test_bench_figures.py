@@ -1,0 +1,56 @@
+"""Benchmark bar figures: the bars are the benchmark's own numbers (naive beside ours), and a
+benchmark run writes its figure beside its JSON with its signature."""
+
+from __future__ import annotations
+
+import json
+
+from paraamr.figures import bar_figure, png_description
+
+
+def _widths(fig) -> list[float]:
+    return [round(b.get_width(), 6) for b in fig.axes[0].patches]
+
+
+def test_metrics_bars_put_naive_beside_ours():
+    from benchmarks.bench_metrics import bars
+
+    out = {
+        "ted": {
+            "kernel_only": {"zss_pairs_per_s": 50.0, "edist_pairs_per_s": 9000.0},
+            "with_conversion": {"zss_pairs_per_s": 40.0, "edist_pairs_per_s": 3000.0},
+        },
+        "end_to_end": {"parabank_like (ParaBank-Eval, ~13/source)": {
+            "naive_pairs_per_s": 4.0, "ours_pairs_per_s": 120.0}},
+    }  # fmt: skip
+    cases = bars(out)
+    assert list(cases) == ["TED kernel only", "TED with conversion", "Table 2, parabank_like"]
+    fig = bar_figure(cases, "pairs / s", log=True)
+    # bars are drawn variant by variant: every naive bar, then every ours bar
+    assert _widths(fig) == [50.0, 40.0, 4.0, 9000.0, 3000.0, 120.0]
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == list(cases)
+
+
+def test_build_bars_and_a_missing_variant():
+    from benchmarks.bench_build import bars
+
+    res = {"stages": {"parse": {"one_per_call": {"items_per_s": 2.0},
+                                "batched": {"items_per_s": 9.5}}}}  # fmt: skip
+    assert bars(res) == {"parse": {"one per call": 2.0, "batched": 9.5}}
+    fig = bar_figure({"a": {"x": 1.0, "y": 2.0}, "b": {"y": 3.0}}, "s")
+    assert _widths(fig) == [1.0, 2.0, 3.0]  # "b" has no "x" bar
+
+
+def test_scpn_benchmark_writes_its_figure_beside_its_json(tmp_path):
+    from benchmarks.bench_scpn import bars, main
+
+    out = tmp_path / "scpn.json"
+    args = ["--models", "tiny", "--variants", "fp32 full,frozen", "--steps", "1",
+            "--sentences", "2", "--new-tokens", "4", "--repeats", "1"]  # fmt: skip
+    main([*args, "--out", str(out)])
+    res = json.loads(out.read_text())
+    train = {r["variant"]: r["median_s_per_step"] for r in res["results"] if r["kind"] == "train"}
+    assert bars(res) == {"tiny-gpt2": train} and set(train) == {"fp32 full", "frozen"}
+    sig = png_description(tmp_path / "scpn.png")
+    assert sig.startswith("bench:scpn|cpus:") and (tmp_path / "scpn.pdf").exists()
