@@ -141,6 +141,10 @@ bench-memory: setup ## peak RSS of Table 2's streaming path, 100k vs 1M generate
 	$(PY) benchmarks/bench_memory.py --out results/bench/memory.json $(ARGS)
 .PHONY: bench-memory
 
+bench-merge: setup ## Table 2 merge alone at 100k and 1M sources: bytes per source, Python lists vs flat NumPy
+	$(PY) benchmarks/bench_memory.py --merge --out results/bench/merge.json $(ARGS)
+.PHONY: bench-merge
+
 QUORA_VALID := .cache/data/qqppos-quora-valid.tsv
 quora-valid: $(QUORA_VALID) ## QQP-Pos validation pairs as a source<TAB>paraphrase TSV (train_corpus=quora_valid)
 $(QUORA_VALID):

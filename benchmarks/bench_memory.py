@@ -14,6 +14,14 @@ STAND-INS (said in the output too): the parser is a whitespace tokenizer with a 
 encoder a hashed bag of words, so that a million pairs run in minutes on 2 CPU cores. What is
 measured is the memory of the streaming path (readers, subset keys, chunks, shard files, merge),
 not of spaCy or MiniLM, whose memory is constant in corpus size (models + one batch).
+
+``--merge`` measures the merge alone, in one process, at each size: the per-source values of
+the seven metrics (NaN for a tenth of them) as the merge reads them from the shards, then the
+means and bootstrap intervals computed the old way (each metric's finite values as a Python
+list, a literal copy of the code before the flat merge) and the flat way
+(:func:`paraamr.tables.table2.metric_summary`), side by side. Memory is ``tracemalloc``'s peak
+over the computation (NumPy reports its buffers to it); bytes per source are the slope between
+the smallest and largest size, so fixed costs such as the bootstrap's index block drop out.
 """
 
 from __future__ import annotations
@@ -139,6 +147,65 @@ def run_one(a: str, b: str, out: str, bootstrap: int) -> dict:
     }
 
 
+def _merge_lists(values: dict, bootstrap: int) -> dict:
+    """The merge before it was flat (literal copy): Python lists of the finite values."""
+    from paraamr.metrics.aggregate import bootstrap_ci
+
+    kept = {m: [v for v in values[m] if v == v] for m in values}  # NaN stands for None
+    means = {m: float(sum(kept[m]) / len(kept[m])) if kept[m] else None for m in values}
+    cis = {m: bootstrap_ci(kept[m], bootstrap, seed=0) for m in values if bootstrap and kept[m]}
+    return {"means": means, "cis": cis}
+
+
+def _merge_flat(values: dict, bootstrap: int) -> dict:
+    from paraamr.tables.table2 import metric_summary
+
+    summary = {m: metric_summary(values[m], bootstrap, seed=0) for m in values}
+    return {
+        "means": {m: v for m, (v, _) in summary.items()},
+        "cis": {m: ci for m, (_, ci) in summary.items() if ci is not None},
+    }
+
+
+def bench_merge(sizes: list[int], bootstrap: int) -> dict:
+    """Peak traced bytes of the old and the flat merge on the same values, per size."""
+    import tracemalloc
+    from array import array
+
+    from paraamr.tables.table2 import ALL
+
+    rows: dict[str, dict] = {}
+    for n in sizes:
+        rng = np.random.default_rng(n)
+        x = rng.random(n)
+        x[rng.random(n) < 0.1] = np.nan
+        values = {m: array("d", x.tobytes()) for m in ALL}  # what _source_values returns
+        row: dict = {"sources": n}
+        results = {}
+        for name, fn in (("lists (before)", _merge_lists), ("flat (after)", _merge_flat)):
+            tracemalloc.start()
+            t0 = time.perf_counter()
+            results[name] = fn(values, bootstrap)
+            seconds = time.perf_counter() - t0
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            row[name] = {"peak_mib": round(peak / 2**20, 1), "seconds": round(seconds, 2)}
+        a, b = results.values()
+        row["same_means"] = all(
+            abs(a["means"][m] - b["means"][m]) <= 1e-12 for m in ALL
+        )  # summation order differs (Python sum vs NumPy pairwise)
+        row["same_intervals"] = a["cis"] == b["cis"]
+        rows[f"{n}_sources"] = row
+        print(json.dumps(row), flush=True)
+    lo, hi = rows[f"{min(sizes)}_sources"], rows[f"{max(sizes)}_sources"]
+    span = max(sizes) - min(sizes)
+    per_source = {
+        name: round((hi[name]["peak_mib"] - lo[name]["peak_mib"]) * 2**20 / span, 1)
+        for name in ("lists (before)", "flat (after)")
+    } if span else {}  # fmt: skip
+    return {"runs": rows, "bytes_per_source": per_source, "metrics": len(ALL)}
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="results/bench/memory.json")
@@ -146,7 +213,19 @@ def main(argv=None) -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--_one", nargs=3, help=argparse.SUPPRESS)
+    ap.add_argument("--merge", action="store_true", help="the merge alone: before vs flat")
     args = ap.parse_args(argv)
+    if args.merge:
+        out = {
+            "what": "Table 2 merge alone: means + bootstrap, Python lists (before) vs flat",
+            "machine": {"platform": platform.platform(), "python": sys.version.split()[0]},
+            "bootstrap_resamples": args.bootstrap,
+            **bench_merge(args.sizes, args.bootstrap),
+        }
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(out, indent=2))
+        print(json.dumps(out["bytes_per_source"]))
+        return
     if args._one:
         print(json.dumps(run_one(*args._one, args.bootstrap)))
         return

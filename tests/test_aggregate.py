@@ -41,3 +41,21 @@ def test_bootstrap_agrees_with_scipy_percentile_interval():
 
 def test_none_values_are_left_out():
     assert bootstrap_ci([1.0, None, 3.0], 50, seed=2) == bootstrap_ci([1.0, 3.0], 50, seed=2)
+
+
+def test_flat_merge_summary_equals_the_list_computation():
+    """Table 2's flat merge (one NumPy view, NaN for None) gives the mean and interval of the
+    plain Python list of the finite values."""
+    from array import array
+    from statistics import fmean
+
+    from paraamr.tables.table2 import metric_summary
+
+    rng = np.random.default_rng(5)
+    vals = rng.normal(0.7, 0.1, 3001)
+    vals[::7] = np.nan
+    finite = [float(v) for v in vals if v == v]
+    mean, ci = metric_summary(array("d", vals.tolist()), bootstrap=200, seed=3)
+    assert mean == pytest.approx(fmean(finite), abs=1e-12)
+    assert ci == bootstrap_ci(finite, 200, seed=3)
+    assert metric_summary(array("d"), bootstrap=5) == (None, None)

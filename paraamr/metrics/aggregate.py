@@ -62,7 +62,10 @@ def corpus_means(source_rows: Sequence[Mapping[str, float]], metrics: Sequence[s
 
 
 def bootstrap_ci(
-    values: Sequence[float], n_resamples: int = 1000, alpha: float = 0.05, seed: int = 0
+    values: Sequence[float] | np.ndarray,
+    n_resamples: int = 1000,
+    alpha: float = 0.05,
+    seed: int = 0,
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of the mean, resampling sources with replacement.
 
@@ -70,7 +73,10 @@ def bootstrap_ci(
     >>> 1.0 <= lo <= 2.5 <= hi <= 4.0
     True
     """
-    x = np.asarray([v for v in values if v is not None], dtype=np.float64)
+    if isinstance(values, np.ndarray):  # a flat array is used in place (no Python floats)
+        x = values.astype(np.float64, copy=False)
+    else:
+        x = np.asarray([v for v in values if v is not None], dtype=np.float64)
     if x.size == 0:
         return (float("nan"), float("nan"))
     rng = np.random.default_rng(seed)
