@@ -141,6 +141,10 @@ bench-memory: setup ## peak RSS of Table 2's streaming path, 100k vs 1M generate
 	$(PY) benchmarks/bench_memory.py --out results/bench/memory.json $(ARGS)
 .PHONY: bench-memory
 
+bench-lm: setup ## perplexity scoring: sentences per batch vs a token budget, SmolLM2 on ParaBank-Eval sentences (same scores checked)
+	$(PY) benchmarks/bench_lm.py --out results/bench/lm.json $(ARGS)
+.PHONY: bench-lm
+
 bench-merge: setup ## Table 2 merge alone at 100k and 1M sources: bytes per source, Python lists vs flat NumPy
 	$(PY) benchmarks/bench_memory.py --merge --out results/bench/merge.json $(ARGS)
 .PHONY: bench-merge

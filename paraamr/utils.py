@@ -53,20 +53,46 @@ def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
 
 
 def length_batches(
-    lengths: Sequence[int], batch_size: int, *, longest_first: bool = False
+    lengths: Sequence[int],
+    batch_size: int,
+    *,
+    longest_first: bool = False,
+    max_tokens: int | None = None,
 ) -> Iterator[list[int]]:
     """Indices in batches of ``batch_size``, sorted by ``lengths`` (stable: equal lengths keep
     input order), so each batch pads to similar lengths. The one length-sorted batching of the
     project (generation, encoding, scoring).
 
-    >>> list(length_batches([5, 1, 5, 2], 2, longest_first=True))
-    [[0, 2], [3, 1]]
+    With ``max_tokens`` (a token budget) a batch also stops before its padded size, items ×
+    longest length, would pass the budget: short items go many to a batch, long ones few (an
+    item longer than the budget gets a batch of its own).
+
+    Examples:
+        >>> list(length_batches([5, 1, 5, 2], 2, longest_first=True))
+        [[0, 2], [3, 1]]
+        >>> list(length_batches([5, 1, 5, 2, 1], 8, longest_first=True, max_tokens=10))
+        [[0, 2], [3, 1, 4]]
     """
     if batch_size < 1:
         raise ConfigError(f"batch size must be >= 1, got {batch_size}")
+    if max_tokens is not None and max_tokens < 1:
+        raise ConfigError(f"max_tokens must be >= 1 or null, got {max_tokens}")
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i] if longest_first else lengths[i])
-    for start in range(0, len(order), batch_size):
-        yield order[start : start + batch_size]
+    if max_tokens is None:
+        for start in range(0, len(order), batch_size):
+            yield order[start : start + batch_size]
+        return
+    batch: list[int] = []
+    width = 0
+    for i in order:
+        w = max(width, lengths[i])
+        if batch and (len(batch) == batch_size or (len(batch) + 1) * w > max_tokens):
+            yield batch
+            batch, w = [], lengths[i]
+        batch.append(i)
+        width = w
+    if batch:
+        yield batch
 
 
 def map_length_batches(

@@ -54,3 +54,18 @@ def test_scpn_benchmark_writes_its_figure_beside_its_json(tmp_path):
     assert bars(res) == {"tiny-gpt2": train} and set(train) == {"fp32 full", "frozen"}
     sig = png_description(tmp_path / "scpn.png")
     assert sig.startswith("bench:scpn|cpus:") and (tmp_path / "scpn.pdf").exists()
+
+
+def test_lm_benchmark_runs_both_batchings_on_the_same_sentences(tmp_path, data_dir):
+    from benchmarks.bench_lm import main
+    from paraamr.testing.tiny_models import build_tiny_causal_lm
+
+    lm = build_tiny_causal_lm(tmp_path / "lm")
+    out = tmp_path / "lm.json"
+    main(["--model", str(lm), "--n", "24", "--budgets", "256", "--data-dir", str(data_dir),
+          "--out", str(out)])  # fmt: skip
+    runs = json.loads(out.read_text())["runs"]
+    base, budget = runs["16 sentences per batch"], runs["256 tokens per batch"]
+    assert base["forward_passes"] == 2  # 24 sentences, 16 per batch
+    assert budget["max_rel_diff_vs_baseline"] < 1e-4
+    assert png_description(tmp_path / "lm.png").startswith("bench:lm|")

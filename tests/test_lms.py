@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from paraamr.errors import ConfigError
 from paraamr.lms import CausalLMScorer
 from paraamr.lms.cache import CachedScorer
 
@@ -46,6 +47,30 @@ def test_batched_perplexity_equals_the_models_own_loss_tiny(tiny_lm):
     for s, v in zip(SENTS, ours, strict=True):
         assert v == pytest.approx(_own_loss_ppl(tok, model, tok.bos_token + s), rel=1e-4)
     assert len(set(ours)) == len(ours)
+
+
+def test_token_budget_batches_score_like_the_models_own_loss(tiny_lm):
+    """``max_tokens``: every forward pass stays within the budget (a single longer sentence
+    alone), short sentences share passes, and perplexities are the model's own loss."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    scorer = CausalLMScorer(str(tiny_lm), batch_size=64, device="cpu", max_tokens=30)
+    shapes = []
+    real_forward = scorer.model.forward
+    scorer.model.forward = lambda **kw: (
+        shapes.append(tuple(kw["input_ids"].shape)) or real_forward(**kw)
+    )
+    sents = SENTS * 3
+    ours = scorer.perplexities(sents)
+    tok = AutoTokenizer.from_pretrained(str(tiny_lm))
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_lm)).eval()
+    for s, v in zip(sents, ours, strict=True):
+        assert v == pytest.approx(_own_loss_ppl(tok, model, tok.bos_token + s), rel=1e-4)
+    assert sum(n for n, _ in shapes) == len(sents)
+    assert all(n * width <= 30 or n == 1 for n, width in shapes)
+    assert max(n for n, _ in shapes) > 1 and len(shapes) < len(sents)
+    with pytest.raises(ConfigError, match="max_tokens"):
+        CausalLMScorer(str(tiny_lm), device="cpu", max_tokens=0)
 
 
 def test_empty_sentence_gets_nan(tiny_lm):

@@ -43,6 +43,7 @@ def load_scorer(
     device: str | None = None,
     max_length: int = 256,
     dtype: str | None = None,
+    max_tokens: int | None = None,
 ) -> CausalLMScorer:
     """A :class:`CausalLMScorer` for a preset (``smollm2``, ``gpt2``), hub name or local dir.
 
@@ -51,5 +52,11 @@ def load_scorer(
     """
     path, label = resolve_lm(name)
     return CausalLMScorer(
-        path, batch_size=batch_size, device=device, max_length=max_length, label=label, dtype=dtype
+        path,
+        batch_size=batch_size,
+        device=device,
+        max_length=max_length,
+        label=label,
+        dtype=dtype,
+        max_tokens=max_tokens,
     )

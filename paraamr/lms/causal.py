@@ -46,6 +46,10 @@ class CausalLMScorer:
         label: the model's name in signatures (default ``name_or_path``).
         dtype: ``fp16`` / ``bf16`` run the model in half precision on a GPU (ignored on CPU,
             where half precision is slower); log-probabilities are always taken in fp32.
+        max_tokens: a token budget per forward pass (``None``: ``batch_size`` sentences each):
+            a batch holds at most ``batch_size`` sentences and at most ``max_tokens`` padded
+            tokens (:func:`paraamr.utils.length_batches`), so many short sentences share a pass
+            and long ones do not run out of memory.
 
     Without a BOS token the first token has nothing to be predicted from and is not scored.
     """
@@ -58,6 +62,7 @@ class CausalLMScorer:
         max_length: int = 256,
         label: str | None = None,
         dtype: str | None = None,
+        max_tokens: int | None = None,
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -74,6 +79,9 @@ class CausalLMScorer:
         self.model.to(self.device).eval()
         self.name, self.label = name_or_path, label or name_or_path
         self.batch_size, self.max_length = batch_size, max_length
+        if max_tokens is not None and int(max_tokens) < 1:
+            raise ConfigError(f"lm.max_tokens must be >= 1 or null, got {max_tokens!r}")
+        self.max_tokens = None if max_tokens is None else int(max_tokens)
         bos = self.tok.bos_token_id
         self.prefix_ids = [bos] if bos is not None else []
         cfg = self.model.config
@@ -109,7 +117,8 @@ class CausalLMScorer:
         pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         out = [float("nan")] * len(ids)
         with torch.inference_mode():
-            for batch in length_batches([len(x) for x in ids], bs, longest_first=True):
+            lens = [len(x) for x in ids]
+            for batch in length_batches(lens, bs, longest_first=True, max_tokens=self.max_tokens):
                 idx = [i for i in batch if len(ids[i]) >= 2]
                 if not idx:
                     continue

@@ -43,7 +43,9 @@ def _scorer(cfg: DictConfig):
     from paraamr.lms import load_scorer
     from paraamr.lms.cache import CachedScorer
 
-    scorer = load_scorer(p.model, batch_size=p.batch_size, device=p.device)
+    scorer = load_scorer(
+        p.model, batch_size=p.batch_size, device=p.device, max_tokens=p.get("max_tokens")
+    )
     return CachedScorer(scorer, p.cache) if p.cache else scorer
 
 
