@@ -17,7 +17,6 @@ sweep's jobs into rows (mean ± std over seeds) and :func:`render` writes
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 import math
@@ -36,6 +35,8 @@ __all__ = [
     "gather_rows",
     "load_scores",
     "render",
+    "table6_layout",
+    "flat_row",
     "plot_table6",
     "METRICS",
     "signature",
@@ -223,52 +224,76 @@ def gather_rows(results: Iterable[Mapping]) -> list[dict]:
     return sorted(rows, key=lambda r: (order.get(r["row"], 1), r["row"]))
 
 
-def _fmt(cell: Mapping | None, digits: int = 2) -> str:
-    if not cell:
-        return "–"
-    if cell["n"] > 1:
-        return f"{cell['mean']:.{digits}f} ± {cell['std']:.{digits}f}"
-    return f"{cell['mean']:.{digits}f}"
+#: the per-test-set columns after BLEU: (metric key, header)
+TEST_COLUMNS = (
+    ("ted3", "TED-3"),
+    ("tedf", "TED-F"),
+    ("template_match", "match"),
+    ("similarity", "sim"),
+    ("one_minus_bleu_src", "1-BLEU src"),
+)
+TESTS = ("quora", "mrpc", "pan")  # the order of the paper's BLEU columns (PAPER_TABLE6)
 
 
-def render(
-    rows: list[dict], out_dir: str | Path, tests: Iterable[str] = ("quora", "mrpc", "pan")
-) -> dict:
-    """Write ``table6.{md,csv,json}``: our rows (BLEU, then TED-3 / match / similarity per test
-    set) and the paper's BLEU rows; returns the JSON object."""
+def table6_layout(tests: Iterable[str] = TESTS, controlled: Iterable[str] = ()) -> Any:
+    """The :class:`~paraamr.tables.render.Layout` of Table 6 for these test sets: BLEU per test
+    set, then TED-3 / TED-F / template match / similarity / 1-BLEU to the source per test set,
+    then the parse-control gain where it was measured; the paper's BLEU rows beside ours."""
     from paraamr.paper import PAPER_TABLE6
     from paraamr.scpn.evaluate import STAND_IN_NOTE
+    from paraamr.tables.render import Column, Layout
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     tests = list(tests)
-    head = ["row", "seeds"] + [f"BLEU {t}" for t in tests]
-    head += [f"{m} {t}" for t in tests for m in ("TED-3", "TED-F", "match", "sim", "1-BLEU src")]
-    names = ("ted3", "tedf", "template_match", "similarity", "one_minus_bleu_src")
+    cols = [Column("row", "row", fmt="text"), Column("n_seeds", "seeds", fmt="int")]
+    cols += [Column(f"bleu_{t}", f"BLEU {t}") for t in tests]
+    cols += [Column(f"{m}_{t}", f"{h} {t}") for t in tests for m, h in TEST_COLUMNS]
+    cols += [Column(f"control_gain_{t}", f"control gain {t}") for t in controlled]
+    paper = tuple(
+        {"row": name, "n_seeds": 5, **{f"bleu_{t}": v for t, v in zip(TESTS, vals, strict=True)}}
+        for name, vals in PAPER_TABLE6.items()
+    )
+    return Layout(
+        "table6",
+        "Table 6: syntactically controlled paraphrase generation (BLEU)",
+        tuple(cols),
+        intro=(f"Note: {STAND_IN_NOTE}.",),
+        paper=paper,
+        paper_source="paper (Huang et al. 2023, Table 6)",
+    )
+
+
+def flat_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A :func:`gather_rows` row as table cells: ``<metric>_<test>`` means and, over more
+    than one seed, ``<metric>_<test>_std``.
+
+    Examples:
+        >>> flat_row({"row": "A", "n_seeds": 2, "signature": "s",
+        ...           "quora": {"bleu": {"mean": 11.0, "std": 1.41, "n": 2}}})
+        {'row': 'A', 'n_seeds': 2, 'signature': 's', 'bleu_quora': 11.0, 'bleu_quora_std': 1.41}
+    """
+    out = {k: row[k] for k in ("row", "n_seeds", "signature") if k in row}
+    for test, cells in row.items():
+        if not isinstance(cells, Mapping):
+            continue
+        for m, cell in cells.items():
+            out[f"{m}_{test}"] = cell["mean"]
+            if cell["n"] > 1:
+                out[f"{m}_{test}_std"] = cell["std"]
+    return out
+
+
+def render(rows: list[dict], out_dir: str | Path, tests: Iterable[str] = TESTS) -> dict:
+    """Write ``table6.{md,csv,json}`` (:func:`paraamr.tables.render.write_table` with
+    :func:`table6_layout`); returns the paths. The parse-control gain gets a column for each
+    test set where some run measured it."""
+    from paraamr.tables.render import write_table
+
+    tests = list(tests)
     controlled = [t for t in tests if any("control_gain" in r.get(t, {}) for r in rows)]
-    head += [f"control gain {t}" for t in controlled]
-    lines = []
-    for r in rows:
-        cells = [r["row"], str(r["n_seeds"])] + [_fmt(r.get(t, {}).get("bleu")) for t in tests]
-        cells += [_fmt(r.get(t, {}).get(m), 2) for t in tests for m in names]
-        cells += [_fmt(r.get(t, {}).get("control_gain"), 2) for t in controlled]
-        lines.append(cells)
-    paper = [[f"paper: {k}", "5"] + [f"{v:.2f}" for v in vals] + ["–"] * (len(head) - 5)
-             for k, vals in PAPER_TABLE6.items()]  # fmt: skip
-    md = ["# Table 6: syntactically controlled paraphrase generation (BLEU)", "",
-          f"Note: {STAND_IN_NOTE}. Offline runs are an offline analogue (other models, small "
-          "budgets, other training corpora): their corpus ranking means little.", "",
-          "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]  # fmt: skip
-    md += ["| " + " | ".join(c) + " |" for c in lines + paper]
-    md += ["", "Signatures:"] + [f"- {r['row']}: `{r['signature']}`" for r in rows]
-    (out / "table6.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    with open(out / "table6.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(head)
-        w.writerows(lines + paper)
-    data = {"rows": rows, "paper": PAPER_TABLE6, "note": STAND_IN_NOTE}
-    (out / "table6.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
-    return data
+    paper_models = rows and all("scpn:model:facebook/bart" in r.get("signature", "") for r in rows)
+    kind = "paper models, stand-in test sets" if paper_models else "offline analogue"
+    meta = {"run_kind": kind, "tests": tests}
+    return write_table(table6_layout(tests, controlled), [flat_row(r) for r in rows], out_dir, meta)
 
 
 def plot_table6(
