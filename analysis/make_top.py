@@ -52,9 +52,22 @@ def _stat(xs: list) -> dict:
     return {"mean": m, "std": sd, "n": len(xs)}
 
 
+def _without_nulls(cfg):
+    """A config with its ``null`` settings left out, at every level: a run made before a setting
+    existed (key absent) and one that leaves it at ``null`` are the same configuration.
+
+    >>> _without_nulls({"model": {"lr": 1, "max_depth": None}, "x": [None]})
+    {'model': {'lr': 1}, 'x': [None]}
+    """
+    if isinstance(cfg, dict):
+        return {k: _without_nulls(v) for k, v in cfg.items() if v is not None}
+    return cfg
+
+
 def pool_seeds(runs: list[dict]) -> list[dict]:
     """One summary per configuration: ``top.json`` summaries whose configs differ only in
-    ``seed``, ``out_dir`` and ``preset_for`` are merged, their aggregates recomputed over all
+    ``seed``, ``out_dir`` and ``preset_for`` (a ``null`` setting and an absent one count as the
+    same) are merged, their aggregates recomputed over all
     their training sets (one per seed in the ``full`` setting), ``seeds`` listing the seeds.
 
     >>> def run(seed, em):
@@ -69,7 +82,9 @@ def pool_seeds(runs: list[dict]) -> list[dict]:
     groups: dict[str, list[dict]] = {}
     for run in runs:
         cfg = {k: v for k, v in run["config"].items() if k not in ("seed", "out_dir", "preset_for")}
-        groups.setdefault(json.dumps(cfg, sort_keys=True, default=str), []).append(run)
+        groups.setdefault(json.dumps(_without_nulls(cfg), sort_keys=True, default=str), []).append(
+            run
+        )
     out = []
     for members in groups.values():
         if len(members) == 1:

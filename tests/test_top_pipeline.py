@@ -235,3 +235,20 @@ def test_signature_fields_read_back(compose_config):
     fields = Signature(signature(cfg, "parser")).fields
     assert fields["top"] == "parser" and fields["seed"] == "3"
     assert fields["model"] == str(cfg.model.model_name_or_path)
+
+
+def test_seeds_pool_across_a_setting_added_later_but_not_across_different_values():
+    """A run made before ``model.max_depth`` existed and one with ``max_depth: null`` are one
+    configuration (pooled: mean of 30 and 40); ``max_depth: 6`` is another (its own row)."""
+    from analysis.make_top import pool_seeds
+
+    def run(seed, em, **model):
+        r = {"exact_match": {k: {"overall": {"exact_match": em}} for k in ("real", "real+syn")},
+             "samples": {"real": 10, "real+syn": 12}}  # fmt: skip
+        cfg = {"seed": seed, "out_dir": f"o{seed}", "model": {"lr": 1, **model}}
+        return {"name": "w", "setting": "full", "runs": [r], "config": cfg}
+
+    pooled = pool_seeds([run(0, 30.0, max_depth=None), run(2, 40.0), run(1, 50.0, max_depth=6)])
+    by_seeds = {tuple(p["seeds"]): p for p in pooled}
+    assert set(by_seeds) == {(0, 2), (1,)}
+    assert by_seeds[0, 2]["aggregate"]["real"]["overall"]["mean"] == 35.0
