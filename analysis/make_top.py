@@ -15,7 +15,6 @@ pooled into one row, mean ± std over every seed's training sets (:func:`pool_se
 from __future__ import annotations
 
 import argparse
-import csv
 import glob
 import json
 import shutil
@@ -23,25 +22,16 @@ from pathlib import Path
 
 from paraamr.metrics.aggregate import mean_std
 from paraamr.paper import PAPER_TOP_TABLE2, PAPER_TOP_TABLE3, PAPER_TOP_TABLE4
+from paraamr.tables.render import Column, Layout, write_table
 from paraamr.tables.sweep import plot_grouped
 
 BUCKETS = ("f>=5", "f<5", "f=0")
 KEYS = (("real", "Real"), ("real+syn", "+syn"))
 
 
-def _fmt(x, nd=2) -> str:
-    return "–" if x is None else f"{x:.{nd}f}"
-
-
 def _label(run: dict) -> str:
     m = run["config"]["model"]["model_name_or_path"]
     return f"{Path(str(m)).name} ({run['name']})"
-
-
-def _pm(d: dict) -> str:
-    if d["mean"] is None:
-        return "–"
-    return _fmt(d["mean"]) if d["n"] < 2 else f"{d['mean']:.2f} ± {d['std']:.2f}"
 
 
 def _stat(xs: list) -> dict:
@@ -103,148 +93,122 @@ def pool_seeds(runs: list[dict]) -> list[dict]:
     return out
 
 
-def top_table2(runs: list[dict]) -> tuple[list[str], list[dict]]:
-    md = [
-        "# Table 2: exact match of the target parser, real vs real + synthetic",
-        "",
-        "| source | data | AP filter | target parser | #samples | exact match (%) |",
-        "|---|---|---|---|---|---|",
-    ]
+def _kind(runs: list[dict]) -> str:
+    """``paper models`` only when every run trained the paper's BART (``model=top_bart``)."""
+    models = {str(r["config"]["model"]["model_name_or_path"]) for r in runs}
+    return "paper models" if models == {"facebook/bart-base"} else "offline analogue"
+
+
+def _ours(run: dict, key: str, shown: str) -> dict:
+    """One of our rows: a run's Real or +syn aggregate, exact match as mean (± std)."""
+    a = run["aggregate"][key]
+    row = {"data": shown, "run": run["name"], "samples": a["samples"]["mean"],
+           "n": a["overall"]["n"], "exact_match": a["overall"]["mean"]}  # fmt: skip
+    if a["overall"]["n"] > 1:
+        row["exact_match_std"] = a["overall"]["std"]
+    for b in BUCKETS:
+        row[b] = a[b]["mean"]
+        if a[b]["n"] > 1:
+            row[f"{b}_std"] = a[b]["std"]
+    row["signature"] = run["runs"][0].get("signature", {}).get("parser", "")
+    return row
+
+
+def top_table2(runs: list[dict]) -> tuple[Layout, list[dict]]:
+    """Tran & Tan's Table 2 (data, AP filter, target parser, #samples, exact match; the paper's
+    rows for both of its settings) and our rows, with +syn's gain over Real."""
+    paper = []
+    for setting, n_i, acc_i in (("−", 3, 4), ("+", 5, 6)):
+        for row in PAPER_TOP_TABLE2:
+            paper.append({"data": row[0], "ap_filter": row[1] or "", "target_parser": row[2],
+                          "samples": row[n_i], "exact_match": row[acc_i],
+                          "source": f"paper ({setting}UNSUPPORTED)"})  # fmt: skip
+    layout = Layout(
+        "table2",
+        "Table 2: exact match of the target parser, real vs real + synthetic",
+        (
+            Column("data", "data", fmt="text"),
+            Column("ap_filter", "AP filter", fmt="text"),
+            Column("target_parser", "target parser", fmt="text"),
+            Column("samples", "#samples", fmt="int"),
+            Column("exact_match", "exact match (%)"),
+            Column("gain", "gain over Real", std=""),
+        ),  # fmt: skip
+        paper=tuple(paper),
+        paper_source="paper (Tran & Tan, Table 2)",
+        note="",
+    )
     rows = []
     for run in runs:
         name = _label(run)
-        for key, shown in KEYS:
-            a = run["aggregate"][key]
-            ap = name if key == "real+syn" else ""
-            gain = ""
-            if key == "real+syn" and a["overall"]["mean"] is not None:
-                base = run["aggregate"]["real"]["overall"]["mean"]
-                gain = f" ({a['overall']['mean'] - base:+.2f})" if base is not None else ""
-            md.append(
-                f"| ours | {shown} | {ap} | {name} | {a['samples']['mean']:,.0f} | "
-                f"{_pm(a['overall'])}{gain} |"
-            )
-            rows.append(
-                {
-                    "source": "ours",
-                    "run": run["name"],
-                    "data": shown,
-                    "ap_filter": ap,
-                    "target_parser": name,
-                    "samples": a["samples"]["mean"],
-                    "exact_match": a["overall"]["mean"],
-                    "exact_match_std": a["overall"]["std"],
-                }
-            )
-    for setting, n_i, acc_i in (("−", 3, 4), ("+", 5, 6)):
-        for row in PAPER_TOP_TABLE2:
-            data, ap, tgt, n, acc = row[0], row[1], row[2], row[n_i], row[acc_i]
-            md.append(
-                f"| paper ({setting} UNSUPPORTED) | {data} | {ap or ''} | {tgt} | {n:,} | "
-                f"{acc:.2f} |"
-            )
-            rows.append(
-                {
-                    "source": "paper",
-                    "setting": f"{setting}UNSUPPORTED",
-                    "data": data,
-                    "ap_filter": ap,
-                    "target_parser": tgt,
-                    "samples": n,
-                    "exact_match": acc,
-                }
-            )
-    return md, rows
+        real = _ours(run, "real", "Real")
+        syn = _ours(run, "real+syn", "+syn")
+        real.update(ap_filter="", target_parser=name)
+        syn.update(ap_filter=name, target_parser=name)
+        if real["exact_match"] is not None and syn["exact_match"] is not None:
+            syn["gain"] = syn["exact_match"] - real["exact_match"]
+        rows += [real, syn]
+    return layout, rows
 
 
-def top_table3(runs: list[dict]) -> tuple[list[str], list[dict]]:
-    md = [
-        "# Table 3: exact match by the test template's frequency f in training",
-        "",
-        "| source | training data | f ≥ 5 | f < 5 | f = 0 |",
-        "|---|---|---|---|---|",
-    ]
-    rows = []
-    for run in runs:
-        vals = {}
-        for key, shown in KEYS:
-            a = run["aggregate"][key]
-            vals[key] = [a[b]["mean"] for b in BUCKETS]
-            md.append(
-                f"| ours: {_label(run)} | {shown} | "
-                + " | ".join(_pm(a[b]) for b in BUCKETS)
-                + " |"
-            )
-            rows.append(
-                {
-                    "source": "ours",
-                    "run": run["name"],
-                    "data": shown,
-                    **dict(zip(BUCKETS, vals[key], strict=True)),
-                }
-            )
-        delta = [
-            None if a is None or b is None else b - a
-            for a, b in zip(vals["real"], vals["real+syn"], strict=True)
-        ]
-        md.append(
-            f"| ours: {_label(run)} | ∆ | "
-            + " | ".join("–" if x is None else f"{x:+.2f}" for x in delta)
-            + " |"
-        )
-    for shown, accs in PAPER_TOP_TABLE3.items():
-        md.append(f"| paper (BART) | {shown} | " + " | ".join(f"{x:.2f}" for x in accs) + " |")
-        rows.append({"source": "paper", "data": shown, **dict(zip(BUCKETS, accs, strict=True))})
-    r, s = PAPER_TOP_TABLE3["Real"], PAPER_TOP_TABLE3["+syn"]
-    md.append(
-        "| paper (BART) | ∆ | "
-        + " | ".join(f"{b - a:+.2f}" for a, b in zip(r, s, strict=True))
-        + " |"
+def top_table3(runs: list[dict]) -> tuple[Layout, list[dict]]:
+    """Tran & Tan's Table 3: exact match by the test template's frequency in training, with
+    the +syn − Real difference per bucket, ours and the paper's (BART)."""
+
+    def delta(real: dict, syn: dict, run: str = "") -> dict:
+        d = {"data": "∆ (+syn − Real)", **({"run": run} if run else {})}
+        for b in BUCKETS:
+            a, c = real.get(b), syn.get(b)
+            d[b] = None if a is None or c is None else c - a
+        return d
+
+    r, s_ = PAPER_TOP_TABLE3["Real"], PAPER_TOP_TABLE3["+syn"]
+    paper_real = {"data": "Real", **dict(zip(BUCKETS, r, strict=True))}
+    paper_syn = {"data": "+syn", **dict(zip(BUCKETS, s_, strict=True))}
+    layout = Layout(
+        "table3",
+        "Table 3: exact match by the test template's frequency f in training",
+        (
+            Column("data", "training data", fmt="text"),
+            Column("run", "run", fmt="text"),
+            Column("f>=5", "f ≥ 5"),
+            Column("f<5", "f < 5"),
+            Column("f=0", "f = 0"),
+        ),  # fmt: skip
+        paper=(paper_real, paper_syn, delta(paper_real, paper_syn)),
+        paper_source="paper (Tran & Tan, Table 3, BART)",
+        note="",
     )
-    return md, rows
-
-
-def top_table4(runs: list[dict]) -> tuple[list[str], list[dict]]:
-    md = [
-        "# Table 4: low-resource setting (one utterance per training template)",
-        "",
-        "Mean ± std over subsamples (the paper: 5; ours: the `n` column).",
-        "",
-        "| source | training data | #samples | n | exact match (%) |",
-        "|---|---|---|---|---|",
-    ]
     rows = []
     for run in runs:
-        for key, shown in KEYS:
-            a = run["aggregate"][key]
-            md.append(
-                f"| ours: {_label(run)} | {shown} | {a['samples']['mean']:,.0f} | "
-                f"{a['overall']['n']} | {_pm(a['overall'])} |"
-            )
-            rows.append(
-                {
-                    "source": "ours",
-                    "run": run["name"],
-                    "data": shown,
-                    "samples": a["samples"]["mean"],
-                    "n": a["overall"]["n"],
-                    "exact_match": a["overall"]["mean"],
-                    "exact_match_std": a["overall"]["std"],
-                }
-            )
-    for shown, (n, mean, pm) in PAPER_TOP_TABLE4.items():
-        md.append(f"| paper (BART) | {shown} | {n:,} | 5 | {mean:.2f} ± {pm:.2f} |")
-        rows.append(
-            {
-                "source": "paper",
-                "data": shown,
-                "samples": n,
-                "n": 5,
-                "exact_match": mean,
-                "exact_match_std": pm,
-            }
-        )
-    return md, rows
+        real, syn = _ours(run, "real", "Real"), _ours(run, "real+syn", "+syn")
+        rows += [real, syn, delta(real, syn, run["name"])]
+    return layout, rows
+
+
+def top_table4(runs: list[dict]) -> tuple[Layout, list[dict]]:
+    """Tran & Tan's Table 4: the low-resource setting, mean ± std over subsamples."""
+    paper = tuple(
+        {"data": shown, "samples": n, "n": 5, "exact_match": mean, "exact_match_std": pm}
+        for shown, (n, mean, pm) in PAPER_TOP_TABLE4.items()
+    )
+    layout = Layout(
+        "table4",
+        "Table 4: low-resource setting (one utterance per training template)",
+        (
+            Column("data", "training data", fmt="text"),
+            Column("run", "run", fmt="text"),
+            Column("samples", "#samples", fmt="int"),
+            Column("n", "n", fmt="int"),
+            Column("exact_match", "exact match (%)"),
+        ),  # fmt: skip
+        intro=("Mean ± std over subsamples (the paper: 5; ours: the `n` column).",),
+        paper=paper,
+        paper_source="paper (Tran & Tan, Table 4, BART)",
+        note="",
+    )
+    rows = [_ours(run, key, shown) for run in runs for key, shown in KEYS]
+    return layout, rows
 
 
 def _notes(runs: list[dict]) -> list[str]:
@@ -298,16 +262,6 @@ def plot_buckets(runs: list[dict], out: Path) -> list[Path]:
     return paths
 
 
-def write(name: str, md: list[str], rows: list[dict], runs: list[dict], out: Path) -> None:
-    (out / f"{name}.md").write_text("\n".join(md + _notes(runs)) + "\n", encoding="utf-8")
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    with open(out / f"{name}.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
-    (out / f"{name}.json").write_text(json.dumps({"rows": rows}, indent=2) + "\n", encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> dict[str, Path]:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", nargs="+", required=True, help="top.json files (globs allowed)")
@@ -329,8 +283,9 @@ def main(argv: list[str] | None = None) -> dict[str, Path]:
         ("table3", top_table3, full),
         ("table4", top_table4, low),
     ):
-        md, rows = fn(sel)
-        write(name, md, rows, sel, out)
+        layout, rows = fn(sel)
+        meta = {"run_kind": _kind(sel), "runs": [r["name"] for r in sel]}
+        write_table(layout, rows, out, meta, footer=_notes(sel))
         written[name] = out / f"{name}.md"
     figures = plot_buckets(pooled, out)
     for path, run in zip(paths, runs, strict=True):

@@ -178,7 +178,8 @@ def write_table(
         for r in rows:
             w.writerow((f"ours ({kind})", *(r.get(k) for k in (*keys, *extra)), r.get("signature")))
         for p in layout.paper:
-            w.writerow(("paper", *(p.get(k) for k in (*keys, *extra)), "paper"))
+            label = p.get("source", layout.paper_source)
+            w.writerow((label, *(p.get(k) for k in (*keys, *extra)), "paper"))
     payload = {"rows": list(rows), "paper": [dict(p) for p in layout.paper], "meta": dict(meta)}
     paths["json"].write_text(
         json.dumps(payload, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
