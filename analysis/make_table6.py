@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 from paraamr.errors import ParaAMRError
-from paraamr.scpn.table6 import gather_rows, load_scores, plot_table6, render
+from paraamr.tables.table6 import gather_rows, load_scores, plot_table6, render
 from paraamr.training.curves import latest_metrics_csv, plot_curves
 
 

@@ -338,7 +338,8 @@ def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
 ):
     import sacrebleu
 
-    from paraamr.scpn.table6 import gather_rows, load_scores, render, run_job
+    from paraamr.scpn.table6 import run_job
+    from paraamr.tables.table6 import gather_rows, load_scores, render
 
     common = (f"data_dir={data_dir}", "eval.test_sets=[quora,pan]", "eval.limit=6",
               "eval.samples=3", "logger.wandb.enabled=false", "data.parse_cache=null",
@@ -464,7 +465,7 @@ def test_parse_control_swaps_parses_and_scores_both_ways(tmp_path):
     assert "control_gain" not in evaluate_model(copier, pairs, tmp_path / "n", **{**kw,
                                                 "control": False})  # fmt: skip
     # the table gets a control column for the test sets a run measured it on
-    from paraamr.scpn.table6 import gather_rows, render
+    from paraamr.tables.table6 import gather_rows, render
 
     runs = [
         {"corpus": name, "input_format": "skeleton", "seed": 0, "signature": "s",
@@ -477,7 +478,7 @@ def test_parse_control_swaps_parses_and_scores_both_ways(tmp_path):
     assert "| F | ours (offline analogue) | 1 |" in md and f"{f['control_gain']:.2f} |" in md
     # and a figure: BLEU vs TED-3 per test set, the control gains (pan has no TED: no point)
     from paraamr.figures import png_description
-    from paraamr.scpn.table6 import plot_table6
+    from paraamr.tables.table6 import plot_table6
 
     png, pdf = plot_table6(gather_rows(runs), tmp_path / "t" / "fig")
     assert pdf.read_bytes()[:4] == b"%PDF" and png_description(png) == "C: s\nF: s"  # rows sorted

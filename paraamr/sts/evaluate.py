@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from paraamr.markdown import markdown_grid
 from paraamr.signature import Signature, package_versions
 from paraamr.sts.readers import SICKR, STS_YEARS, StsSet
 
@@ -182,13 +183,15 @@ def markdown_table(result: Mapping) -> str:
         if k in result:
             cols.append(k)
     rows = {**years, **{k: result[k] for k in ("avg", "avg_7") if k in result}}
-    lines = [
-        "| | " + " | ".join(cols) + " |",
-        "|---|" + "---:|" * len(cols),
-        "| Spearman | " + " | ".join(_fmt(rows[c]["spearman"]) for c in cols) + " |",
-        "| Pearson | " + " | ".join(_fmt(rows[c]["pearson"]) for c in cols) + " |",
-        "| pairs | " + " | ".join(str(years[c]["n"]) if c in years else "" for c in cols) + " |",
-    ]
+    lines = markdown_grid(
+        ["", *cols],
+        [
+            ["Spearman", *(_fmt(rows[c]["spearman"]) for c in cols)],
+            ["Pearson", *(_fmt(rows[c]["pearson"]) for c in cols)],
+            ["pairs", *(str(years[c]["n"]) if c in years else "" for c in cols)],
+        ],
+        right=range(1, len(cols) + 1),
+    )
     return "\n".join(lines)
 
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paraamr.markdown import markdown_grid
+
 __all__ = [
     "Column",
     "Layout",
@@ -126,16 +128,14 @@ def render_markdown(
     if description or layout.intro:
         lines.append("")
     head = [c.header for c in layout.columns]
-    lines += ["| " + " | ".join([head[0], "source", *head[1:]]) + " |"]
-    lines += ["|" + "---|" * (len(head) + 1)]
     first, rest = layout.columns[0], layout.columns[1:]
 
-    def line(row: Mapping[str, Any], source: str) -> str:
-        cells = [fmt_value(row, first), source, *(fmt_value(row, c) for c in rest)]
-        return "| " + " | ".join(cells) + " |"
+    def cells(row: Mapping[str, Any], source: str) -> list[str]:
+        return [fmt_value(row, first), source, *(fmt_value(row, c) for c in rest)]
 
-    lines += [line(r, f"ours ({kind})") for r in rows]
-    lines += [line(p, p.get("source", layout.paper_source)) for p in layout.paper]
+    body = [cells(r, f"ours ({kind})") for r in rows]
+    body += [cells(p, p.get("source", layout.paper_source)) for p in layout.paper]
+    lines += markdown_grid([head[0], "source", *head[1:]], body)
     signed = [r for r in rows if r.get("signature")]
     if signed:
         lines += ["", "Signatures:", ""]

@@ -21,6 +21,7 @@ from paraamr.corpus.readers import read_corpus
 from paraamr.corpus.records import same_sentence
 from paraamr.corpus.specs import CorpusSpec
 from paraamr.humaneval.sample import draw_sources
+from paraamr.markdown import markdown_grid
 from paraamr.signature import Signature, package_versions
 
 __all__ = ["draw_examples", "score_examples", "render_examples", "write_examples"]
@@ -78,13 +79,14 @@ def render_examples(examples: list[dict], signature: str = "") -> str:
     """Markdown: one small table per source (the paper's Table 3 layout, plus the metrics)."""
     lines = ["# Table 3 (examples): each corpus's paraphrases of the same sources", ""]
     for n, e in enumerate(examples, 1):
-        lines += [f"## Source {n}", "", "| dataset | sentence | TED-3 | similarity |",
-                  "|---|---|---|---|", f"| **source** | {_cell(e['source'])} | | |"]  # fmt: skip
+        body = [["**source**", _cell(e["source"]), "", ""]]
         for corpus, ps in e["paraphrases"].items():
             for i, p in enumerate(ps):
                 ted = "n/a" if p.get("ted3") is None else f"{p['ted3']:g}"
                 sim = f"{p['similarity']:.3f}" if "similarity" in p else ""
-                lines.append(f"| {corpus if i == 0 else ''} | {_cell(p['text'])} | {ted} | {sim} |")
+                body.append([corpus if i == 0 else "", _cell(p["text"]), ted, sim])
+        lines += [f"## Source {n}", ""]
+        lines += markdown_grid(["dataset", "sentence", "TED-3", "similarity"], body)
         lines.append("")
     if signature:
         lines += [f"Signature: `{signature}`", ""]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from paraamr.corpus.specs import CorpusSpec
 from paraamr.humaneval.score import Scored
+from paraamr.markdown import markdown_grid
 from paraamr.paper import PAPER_TABLE4
 from paraamr.tables.render import Column, Layout, wandb_rows, write_table
 from paraamr.tracking import log_table, wandb_run
@@ -64,19 +65,19 @@ def _fmt(v: float | None, digits: int = 3) -> str:
 
 def agreement_markdown(scored: Scored) -> list[str]:
     """Agreement, attention checks and counts, as markdown lines under the table."""
-    lines = ["", "## Agreement", "",
-             "| question | corpus | Krippendorff's alpha (ordinal) | full agreement (%) | "
-             "items with 2+ judgements | annotators |", "|---|---|---|---|---|---|"]  # fmt: skip
-    for a in scored.agreement:
-        lines.append(
-            f"| {a['question']} | {a['corpus']} | {_fmt(a['alpha_ordinal'])} | "
-            f"{_fmt(a['full_agreement'], 1)} | {a['n_multi_items']} | {a['n_annotators']} |"
-        )
+    lines = ["", "## Agreement", ""]
+    lines += markdown_grid(
+        ["question", "corpus", "Krippendorff's alpha (ordinal)", "full agreement (%)",
+         "items with 2+ judgements", "annotators"],
+        [[a["question"], a["corpus"], _fmt(a["alpha_ordinal"]), _fmt(a["full_agreement"], 1),
+          a["n_multi_items"], a["n_annotators"]] for a in scored.agreement],
+    )  # fmt: skip
     if scored.checks:
-        lines += ["", "## Attention checks", "", "| annotator | answered | failed |",
-                  "|---|---|---|"]  # fmt: skip
-        lines += [f"| {c['annotator']} | {c['checks_answered']} | {c['checks_failed']} |"
-                  for c in scored.checks]  # fmt: skip
+        lines += ["", "## Attention checks", ""]
+        lines += markdown_grid(
+            ["annotator", "answered", "failed"],
+            [[c["annotator"], c["checks_answered"], c["checks_failed"]] for c in scored.checks],
+        )
     c = scored.counts
     skipped = c["skipped"]["total"]
     lines += [

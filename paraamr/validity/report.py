@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from paraamr.markdown import markdown_grid
 from paraamr.validity.judgements import Item
 from paraamr.validity.measures import DIRECTION, MEASURES, Measures
 
@@ -87,11 +88,8 @@ def render_markdown(result: dict) -> str:
         "bootstrap resamples of sources. `closer` says which sign "
         "means the measure agrees with people (distances should correlate negatively).",
         "",
-        "| measure | closer | Spearman ρ [95% CI] | Kendall τ [95% CI] | "
-        + " | ".join(f"ρ {b} words" for b in buckets)
-        + " | pairs |",
-        "|---|---|---|---|" + "---|" * len(buckets) + "---|",
     ]
+    body = []
     for m in _measures_in(result):
         by = result["meaning"][m]
         a = by["all"]
@@ -99,18 +97,16 @@ def render_markdown(result: dict) -> str:
         if m == "perplexity":
             sign = "(fluency)"
         cells = [_f(by[b]["spearman"]["value"]) if b in by else "–" for b in buckets]
-        lines.append(
-            f"| {LABELS[m]} | {sign} | {_ci(a['spearman'])} | {_ci(a['kendall'])} | "
-            + " | ".join(cells)
-            + f" | {a['spearman']['n_items']} |"
-        )
+        body.append([LABELS[m], sign, _ci(a["spearman"]), _ci(a["kendall"]), *cells,
+                     a["spearman"]["n_items"]])  # fmt: skip
     ce = result["ceiling"]
-    lines.append(
-        "| *human ceiling* (√ split-half, SB) | | "
-        f"{_f(ce['all']['spearman']['ceiling'])} | {_f(ce['all']['kendall']['ceiling'])} | "
-        + " | ".join(_f(ce[b]["spearman"]["ceiling"]) for b in buckets)
-        + f" | {ce['all']['spearman']['n_items']} |"
-    )
+    body.append(["*human ceiling* (√ split-half, SB)", "", _f(ce["all"]["spearman"]["ceiling"]),
+                 _f(ce["all"]["kendall"]["ceiling"]),
+                 *(_f(ce[b]["spearman"]["ceiling"]) for b in buckets),
+                 ce["all"]["spearman"]["n_items"]])  # fmt: skip
+    head = ["measure", "closer", "Spearman ρ [95% CI]", "Kendall τ [95% CI]",
+            *(f"ρ {b} words" for b in buckets), "pairs"]  # fmt: skip
+    lines += markdown_grid(head, body)
     lines += [
         "",
         "## Human ceiling: split-half agreement of the judges",
@@ -121,18 +117,19 @@ def render_markdown(result: dict) -> str:
         "A measure equal to the true score would correlate with the judges' mean at about √r full "
         "(the ceiling above); r full is what a second panel of people would reach.",
         "",
-        "| subset | pairs (≥2 judgements) | judgements/pair | Spearman r half | "
-        "Spearman r full [range] | √r full | Kendall r full |",
-        "|---|---|---|---|---|---|---|",
     ]
+    body = []
     for name, by in ce.items():
-        s, k = by["spearman"], by["kendall"]
-        lines.append(
-            f"| {name if name == 'all' else name + ' words'} | {s['n_items']} | "
-            f"{s['judgements_per_item']:.2f} | {_f(s['r_half'])} | {_f(s['r_full'])} "
-            f"[{_f(s['r_full_lo'])}, {_f(s['r_full_hi'])}] | {_f(s['ceiling'])} | "
-            f"{_f(k['r_full'])} |"
-        )
+        sp, k = by["spearman"], by["kendall"]
+        body.append([name if name == "all" else name + " words", sp["n_items"],
+                     f"{sp['judgements_per_item']:.2f}", _f(sp["r_half"]),
+                     f"{_f(sp['r_full'])} [{_f(sp['r_full_lo'])}, {_f(sp['r_full_hi'])}]",
+                     _f(sp["ceiling"]), _f(k["r_full"])])  # fmt: skip
+    lines += markdown_grid(
+        ["subset", "pairs (≥2 judgements)", "judgements/pair", "Spearman r half",
+         "Spearman r full [range]", "√r full", "Kendall r full"],
+        body,
+    )  # fmt: skip
     fl = result["fluency"]
     lines += ["", "## Fluency and the perplexity filter", "", f"{fl['definition']}.", ""]
     cc = fl["class_counts"]
@@ -146,16 +143,13 @@ def render_markdown(result: dict) -> str:
             "",
             "ROC AUC for fluent vs not (95% CI, sources resampled):",
             "",
-            "| measure | all | " + " | ".join(f"{b} words" for b in buckets) + " |",
-            "|---|---|" + "---|" * len(buckets),
         ]
-        for m, by in fl["auc"].items():
-            a = by["all"]
-            lines.append(
-                f"| {LABELS[m]} | {_f(a['auc'])} [{_f(a['lo'])}, {_f(a['hi'])}] | "
-                + " | ".join(_f(by[b]["auc"]) if b in by else "–" for b in buckets)
-                + " |"
-            )
+        body = [
+            [LABELS[m], f"{_f(by['all']['auc'])} [{_f(by['all']['lo'])}, {_f(by['all']['hi'])}]",
+             *(_f(by[b]["auc"]) if b in by else "–" for b in buckets)]
+            for m, by in fl["auc"].items()
+        ]  # fmt: skip
+        lines += markdown_grid(["measure", "all", *(f"{b} words" for b in buckets)], body)
     if "keep_thresholds" in fl:
         jl = fl["auc_judgement_level"]
         lines += [
@@ -173,19 +167,15 @@ def render_markdown(result: dict) -> str:
             "",
             "A filter keeps a paraphrase when perplexity ≤ threshold:",
             "",
-            "| threshold | chosen as | fluent kept | not-fluent dropped | all dropped |",
-            "|---|---|---|---|---|",
         ]
-        for t in fl["keep_thresholds"]:
-            lines.append(
-                f"| {_f(t['threshold'], 1)} | keeps {t['keep']:.0%} of fluent | "
-                f"{t['kept_fluent']:.1%} | {t['dropped_not_fluent']:.1%} | {t['dropped_all']:.1%} |"
-            )
-        for t in fl["paper_thresholds"]:
-            lines.append(
-                f"| {_f(t['threshold'], 0)} | the paper's (GPT-2 units) | {t['kept_fluent']:.1%} | "
-                f"{t['dropped_not_fluent']:.1%} | {t['dropped_all']:.1%} |"
-            )
+        body = [[_f(t["threshold"], 1), f"keeps {t['keep']:.0%} of fluent",
+                 f"{t['kept_fluent']:.1%}", f"{t['dropped_not_fluent']:.1%}",
+                 f"{t['dropped_all']:.1%}"] for t in fl["keep_thresholds"]]  # fmt: skip
+        body += [[_f(t["threshold"], 0), "the paper's (GPT-2 units)", f"{t['kept_fluent']:.1%}",
+                  f"{t['dropped_not_fluent']:.1%}", f"{t['dropped_all']:.1%}"]
+                 for t in fl["paper_thresholds"]]  # fmt: skip
+        head = ["threshold", "chosen as", "fluent kept", "not-fluent dropped", "all dropped"]
+        lines += markdown_grid(head, body)
         lines += ["", f"**{fl['paper_thresholds_note']}**", ""]
         kb = fl["keep_thresholds_by_bucket"]
         if kb:
@@ -194,13 +184,11 @@ def render_markdown(result: dict) -> str:
                 "Thresholds by source length (perplexity falls with length, so one threshold "
                 "is a different filter for short and long sentences):",
                 "",
-                "| keep of fluent | " + " | ".join(f"{b} words" for b in kb) + " |",
-                "|---|" + "---|" * len(kb),
             ]
-            for k in keeps:
-                lines.append(
-                    f"| {float(k):.0%} | " + " | ".join(_f(kb[b][k], 1) for b in kb) + " |"
-                )
+            lines += markdown_grid(
+                ["keep of fluent", *(f"{b} words" for b in kb)],
+                [[f"{float(k):.0%}", *(_f(kb[b][k], 1) for b in kb)] for k in keeps],
+            )
     lines += ["", "## Where the measures and people disagree most", ""]
     shown = ["similarity", "bleu", "ted3", "perplexity_vs_fluency"]
     for m in shown:
@@ -212,15 +200,13 @@ def render_markdown(result: dict) -> str:
         lines += [
             f"### {name}",
             "",
-            f"| measure says | source | paraphrase | value | {what} | file:line |",
-            "|---|---|---|---|---|---|",
         ]
-        for side, label in (("measure_high", "better"), ("measure_low", "worse")):
-            for e in ex[side]:
-                lines.append(
-                    f"| {label} than people | {_md(e['source'])} | {_md(e['paraphrase'])} | "
-                    f"{_f(e['value'], 3)} | {_f(e['human'], 1)} | `{e['where']}` |"
-                )
+        body = [[f"{label} than people", _md(e["source"]), _md(e["paraphrase"]),
+                 _f(e["value"], 3), _f(e["human"], 1), f"`{e['where']}`"]
+                for side, label in (("measure_high", "better"), ("measure_low", "worse"))
+                for e in ex[side]]  # fmt: skip
+        head = ["measure says", "source", "paraphrase", "value", what, "file:line"]
+        lines += markdown_grid(head, body)
         lines.append("")
     lines += ["## Signatures", ""]
     for m in _measures_in(result):
