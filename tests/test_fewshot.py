@@ -15,11 +15,17 @@ from paraamr.fewshot.augment import (
     TEMPLATES,
     SCPNParaphraser,
     augment,
-    read_examples,
     repeat_examples,
+)
+from paraamr.fewshot.data import (
+    Example,
+    check_no_overlap,
+    load_fewshot,
+    read_examples,
+    sample_k,
+    split_dev,
     write_examples,
 )
-from paraamr.fewshot.data import Example, check_no_overlap, load_fewshot, sample_k, split_dev
 from paraamr.testing.paraphrasers import RuleParaphraserForTests
 
 

@@ -28,13 +28,11 @@ paraphraser of the Table 6 work (:class:`SCPNParaphraser`, loaded lazily from
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from paraamr.corpus.filters import passes_perplexity
@@ -48,8 +46,6 @@ __all__ = [
     "AugmentResult",
     "augment",
     "repeat_examples",
-    "write_examples",
-    "read_examples",
 ]
 
 log = logging.getLogger(__name__)
@@ -279,49 +275,3 @@ def repeat_examples(examples: Sequence[Example], copies: int = 3) -> list[Exampl
         for c in range(1, copies + 1)
     ]
     return list(examples) + extra
-
-
-def write_examples(path: str | os.PathLike, examples: Sequence[Example]) -> Path:
-    """One JSON object per line: ``text_a``, ``text_b``, ``label``, ``uid`` (the training set
-    a run used, for users to inspect or reuse)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        for e in examples:
-            fh.write(json.dumps(e.to_dict(), ensure_ascii=False) + "\n")
-    return path
-
-
-def read_examples(path: str | os.PathLike) -> list[Example]:
-    """Read a JSONL few-shot set (``text_a``, optional ``text_b``, integer ``label``, optional
-    ``uid``) or a TSV with a header ``text_a<TAB>text_b<TAB>label`` (``text_b`` optional).
-
-    Raises:
-        CorpusFormatError: a line that is not such a record (file and line).
-    """
-    from paraamr.errors import CorpusFormatError
-
-    path = Path(path)
-    out = []
-    with open(path, encoding="utf-8-sig") as fh:
-        lines = fh.read().splitlines()
-    tsv = path.suffix == ".tsv"
-    header = lines[0].split("\t") if tsv and lines else []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip() or (tsv and n == 1):
-            continue
-        try:
-            rec = dict(zip(header, line.split("\t"), strict=True)) if tsv else json.loads(line)
-            out.append(
-                Example(
-                    str(rec["text_a"]),
-                    rec.get("text_b") or None,
-                    int(rec["label"]),
-                    str(rec.get("uid") or f"{path.name}:{n}"),
-                )
-            )
-        except (ValueError, KeyError, TypeError) as e:
-            raise CorpusFormatError(
-                f"not a few-shot record (text_a, text_b, label): {e}", str(path), n
-            ) from None
-    return out

@@ -88,8 +88,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
     """Run one job (see the module docstring); returns what ``results.json`` holds."""
     from hydra.utils import instantiate
 
-    from paraamr.fewshot.augment import write_examples
-    from paraamr.fewshot.data import TASKS, load_fewshot
+    from paraamr.fewshot.data import TASKS, load_fewshot, write_examples
     from paraamr.fewshot.module import accuracy_f1
     from paraamr.signature import Signature
     from paraamr.training.fit import fit, restore_best, seed_run
