@@ -226,3 +226,21 @@ def test_named_experiment_lines_compose():
                 except (HydraException, OmegaConfBaseException, ValueError) as e:
                     bad.append(f"{doc.name}: {script} {' '.join(overrides)}: {str(e)[:120]}")
     assert seen >= 10 and not bad, bad
+
+
+def test_python_examples_import_what_exists():
+    """Every ``from paraamr... import a, b`` in a python block of the README or the docs names
+    a module that exists and names it has (a moved function breaks the example)."""
+    import ast
+    import importlib
+
+    seen = 0
+    for path, text in _text():
+        for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
+            for node in ast.walk(ast.parse(block)):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("paraamr"):
+                    mod = importlib.import_module(node.module)
+                    for alias in node.names:
+                        assert hasattr(mod, alias.name), f"{path.name}: {node.module}.{alias.name}"
+                        seen += 1
+    assert seen >= 5
