@@ -1,7 +1,7 @@
 """The package's layering, checked on the source: lower layers never import higher ones.
 
 Layers, bottom up: the foundations (errors, utils, signature, datadir, shards, tracking, paper,
-figures, markdown), the library (corpus, metrics, parsers, amr, training, and the stage
+figures, markdown, jsonl_cache), the library (corpus, metrics, parsers, amr, training, and the stage
 packages builder, simcse, sts, top and those that follow), then the paper-table orchestration
 (``paraamr.tables``), then the entry points (``paraamr.cli``, ``experiments/``, ``analysis/``).
 Nothing below ``paraamr.tables`` imports it: a stage that ends in a paper table (the builder's
@@ -18,7 +18,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "paraamr"
 FOUNDATION = {"errors", "utils", "signature", "datadir", "shards", "tracking", "paper", "figures",
-              "markdown"}  # fmt: skip
+              "markdown", "jsonl_cache"}  # fmt: skip
 CORE = {"corpus", "metrics", "parsers", "amr"}
 
 

@@ -122,6 +122,20 @@ class _CountingParser:
         ]
 
 
+def test_parse_cache_skips_and_counts_a_truncated_last_line(tmp_path):
+    """A run killed mid-write leaves half a line; the next run reads the rest of the cache
+    (it raised a JSONDecodeError before the caches shared paraamr.jsonl_cache)."""
+    from paraamr.scpn.pairs import ParseCache
+
+    path = tmp_path / "c.jsonl"
+    ParseCache(path, "fake").add({"a": "(ROOT (NP (NN a)))", "b": "(ROOT (NP (NN b)))"})
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write('{"text": "c", "par')
+    again = ParseCache(path, "fake")
+    assert "a" in again and "b" in again and "c" not in again
+    assert again.file.n_bad_lines == 1
+
+
 def test_each_sentence_parsed_once_cached_and_failures_counted(tmp_path):
     from paraamr.scpn.pairs import ParseCache
 

@@ -22,13 +22,14 @@ one chunk; a truncated last line is skipped and counted.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from paraamr.jsonl_cache import JsonlCache
 
 __all__ = ["CachedScorer"]
 
@@ -49,22 +50,16 @@ class CachedScorer:
         sig = scorer.signature()
         digest = hashlib.sha1(sig.encode("utf-8")).hexdigest()[:16]
         self.path = Path(cache_dir) / f"ppl-{digest}.jsonl"
+        self.file = JsonlCache(self.path, sig)
         self.values: dict[str, float] = {}
-        self.n_bad_lines = 0
         self.n_cached = self.n_scored = 0
-        if self.path.is_file():
-            with open(self.path, encoding="utf-8") as fh:
-                for line in fh:
-                    try:
-                        row = json.loads(line)
-                        if "signature" in row:
-                            continue
-                        v = row["ppl"]
-                        self.values[row["s"]] = float("nan") if v is None else float(v)
-                    except (ValueError, KeyError, TypeError):
-                        self.n_bad_lines += 1
-            if self.n_bad_lines:
-                log.warning("%s: %d unreadable lines skipped", self.path, self.n_bad_lines)
+        for row in self.file.rows():
+            try:
+                v = row["ppl"]
+                self.values[row["s"]] = float("nan") if v is None else float(v)
+            except (KeyError, TypeError, ValueError):
+                self.file.n_bad_lines += 1
+        self.n_bad_lines = self.file.n_bad_lines
 
     def signature(self) -> str:
         return self.scorer.signature()
@@ -73,29 +68,24 @@ class CachedScorer:
         missing = sorted({s for s in sentences if s not in self.values}, key=lambda s: (-len(s), s))
         self.n_cached += len(set(sentences)) - len(missing)
         if missing:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if not self.path.exists():
-                self.path.write_text("")
             t0 = time.perf_counter()
-            with open(self.path, "a", encoding="utf-8") as fh:
-                if self.path.stat().st_size == 0:
-                    fh.write(json.dumps({"signature": self.signature()}) + "\n")
-                for start in range(0, len(missing), self.chunk_size):
-                    chunk = missing[start : start + self.chunk_size]
-                    kw = {} if batch_size is None else {"batch_size": batch_size}
-                    for s, v in zip(chunk, self.scorer.perplexities(chunk, **kw), strict=True):
-                        self.values[s] = v
-                        value = v if math.isfinite(v) else None
-                        fh.write(json.dumps({"s": s, "ppl": value}, ensure_ascii=False) + "\n")
-                    fh.flush()
-                    done = start + len(chunk)
-                    rate = done / (time.perf_counter() - t0)
-                    log.info(
-                        "perplexity %d/%d sentences (%.2f/s, ~%.0f s left)",
-                        done,
-                        len(missing),
-                        rate,
-                        (len(missing) - done) / rate,
-                    )
+            kw = {} if batch_size is None else {"batch_size": batch_size}
+            for start in range(0, len(missing), self.chunk_size):
+                chunk = missing[start : start + self.chunk_size]
+                scores = self.scorer.perplexities(chunk, **kw)
+                self.values.update(zip(chunk, scores, strict=True))
+                self.file.append(
+                    {"s": s, "ppl": v if math.isfinite(v) else None}
+                    for s, v in zip(chunk, scores, strict=True)
+                )
+                done = start + len(chunk)
+                rate = done / (time.perf_counter() - t0)
+                log.info(
+                    "perplexity %d/%d sentences (%.2f/s, ~%.0f s left)",
+                    done,
+                    len(missing),
+                    rate,
+                    (len(missing) - done) / rate,
+                )
             self.n_scored += len(missing)
         return [self.values[s] for s in sentences]

@@ -42,6 +42,7 @@ from paraamr.corpus.filters import passes_perplexity
 from paraamr.corpus.readers import read_corpus
 from paraamr.corpus.records import SourceRecord
 from paraamr.errors import ConfigError, ParaAMRError, TreeError
+from paraamr.jsonl_cache import JsonlCache
 from paraamr.scpn.formats import linearize
 
 __all__ = [
@@ -154,22 +155,18 @@ class ParseCache:
         self.parses: dict[str, str] = {}
         self.trees: dict[str, str] = {}
         self.errors: dict[str, str] = {}
-        if self.path is not None and self.path.exists():
-            with open(self.path, encoding="utf-8") as fh:
-                head = json.loads(fh.readline() or "{}")
-                if head.get("parser") != parser_signature:
-                    raise ConfigError(
-                        f"data.parse_cache {self.path} was written by parser "
-                        f"{head.get('parser')!r}, not {parser_signature!r}: use another file"
-                    )
-                for line in fh:
-                    row = json.loads(line)
+        self.file = None if self.path is None else JsonlCache(self.path, parser_signature, "parser")
+        if self.file is not None:
+            try:
+                for row in self.file.rows():
                     if "parse" in row:
                         self.parses[row["text"]] = row["parse"]
                         if "tree" in row:
                             self.trees[row["text"]] = row["tree"]
-                    else:
+                    elif "error" in row:
                         self.errors[row["text"]] = row["error"]
+            except ConfigError as e:
+                raise ConfigError(f"data.parse_cache: {e}") from None
 
     def __contains__(self, text: str) -> bool:
         return text in self.trees or text in self.errors
@@ -191,14 +188,8 @@ class ParseCache:
             except TreeError as e:
                 self.errors[text] = f"unreadable parse: {e}"
                 new.append({"text": text, "error": self.errors[text]})
-        if self.path is not None and new:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fresh = not self.path.exists()
-            with open(self.path, "a", encoding="utf-8") as fh:
-                if fresh:
-                    fh.write(json.dumps({"parser": self.signature}) + "\n")
-                for row in new:
-                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        if self.file is not None:
+            self.file.append(new)
 
 
 def attach_parses(
