@@ -17,9 +17,11 @@ TREES = [
 ]
 
 
-def _tiny_overrides(bert, train, test, out) -> list[str]:
-    """The settings every tiny pipeline run shares: tiny model, files, no logging, tiny sizes."""
+def _tiny_overrides(bert, train, test, out, model: str = "top_minilm") -> list[str]:
+    """The settings every tiny pipeline run shares: tiny model (a tiny BERT warm-started as
+    ``model=top_minilm`` is, unless ``model`` says otherwise), files, no logging, tiny sizes."""
     return [
+        f"model={model}",
         f"model.model_name_or_path={bert}",
         f"data.train={train}",
         f"data.val={test}",
@@ -193,8 +195,9 @@ def test_multitask_decoder_only_run_shares_one_model(tmp_path, compose_config, m
     trainings = _count_trainings(monkeypatch)
     cfg = compose_config(
         "top",
-        "model=top_smollm2",
-        *_tiny_overrides(lm, tmp_path / "train.seq", tmp_path / "train.seq", tmp_path / "out"),
+        *_tiny_overrides(
+            lm, tmp_path / "train.seq", tmp_path / "train.seq", tmp_path / "out", "top_smollm2"
+        ),
         "model.freeze_layers=1",
         "model.max_target_length=40",
         "generation.max_new_tokens=40",
