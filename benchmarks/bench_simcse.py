@@ -89,8 +89,8 @@ def bench_train(model_path: str, pooling: str, batch_size: int, steps: int, data
 def bench_eval(model_path: str, data: Path) -> dict:
     from sentence_transformers import SentenceTransformer
 
+    from paraamr.simcse.job import subsample_suite
     from paraamr.sts import evaluate_sts, load_sts_suite
-    from paraamr.tables.table5 import subsample_suite
 
     suite = subsample_suite(
         load_sts_suite(data, include=("STS12", "STS13", "STS14", "STS15", "STS16")), 600

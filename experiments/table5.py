@@ -7,7 +7,7 @@ import hydra
 from omegaconf import DictConfig
 
 from paraamr.presets import hydra_entry
-from paraamr.tables.table5 import run_job
+from paraamr.simcse.job import run_job
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="table5")

@@ -7,7 +7,7 @@ import hydra
 from omegaconf import DictConfig
 
 from paraamr.presets import hydra_entry
-from paraamr.scpn.table6 import run_job
+from paraamr.scpn.job import run_job
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="table6")

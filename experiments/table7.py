@@ -1,12 +1,12 @@
 """Table 7 job: ``python experiments/table7.py [task=...] [k=...] [augment=...] [seed=...]`` trains
-one few-shot classifier and evaluates it (see conf/fewshot.yaml and paraamr.fewshot.run)."""
+one few-shot classifier and evaluates it (see conf/fewshot.yaml and paraamr.fewshot.job)."""
 
 from __future__ import annotations
 
 import hydra
 from omegaconf import DictConfig
 
-from paraamr.fewshot.run import run_job
+from paraamr.fewshot.job import run_job
 from paraamr.presets import hydra_entry
 
 

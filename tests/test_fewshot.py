@@ -235,7 +235,7 @@ def test_tiny_table7_run_produces_the_schema(compose_config, data_dir, tiny_bert
     from omegaconf import OmegaConf, open_dict
 
     from analysis.make_table7 import main as make_table7
-    from paraamr.fewshot.run import run_job
+    from paraamr.fewshot.job import run_job
 
     runs = tmp_path / "runs"
     for aug, seed in (("none", 0), ("none", 1), ("repeat", 0), ("repeat", 1), ("scpn", 0)):

@@ -352,7 +352,7 @@ def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
 ):
     import sacrebleu
 
-    from paraamr.scpn.table6 import run_job
+    from paraamr.scpn.job import run_job
     from paraamr.tables.table6 import gather_rows, load_scores, render
 
     common = (f"data_dir={data_dir}", "eval.test_sets=[quora,pan]", "eval.limit=6",
@@ -740,7 +740,7 @@ def test_table7_job_with_the_real_paraphraser_fills_unfit_templates(
     """A Table 7 job through :class:`SCPNParaphraser` and a tiny SCPN model: the index has no
     parse for ``(ROOT (NP (NP) (.)))``, so ``no_fit=skip`` loses that template's candidates and
     ``no_fit=nearest`` (the default) gives them the parse of the nearest template, counted."""
-    from paraamr.fewshot.run import run_job
+    from paraamr.fewshot.job import run_job
     from paraamr.tables.table7 import gather_rows
     from paraamr.testing.tiny_bert import build_tiny_bert
 

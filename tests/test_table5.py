@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from paraamr.tables.table5 import gather_rows, run_job
+from paraamr.simcse.job import run_job
+from paraamr.tables.table5 import gather_rows
 
 
 @pytest.fixture(scope="module")

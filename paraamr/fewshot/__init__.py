@@ -8,5 +8,5 @@
   augmentation with counted drops, and the "repeat" baseline.
 - :mod:`paraamr.fewshot.module`: a Lightning sequence(-pair) classifier over any Hugging Face
   encoder and its data module.
-- :mod:`paraamr.fewshot.run`: one Table 7 job (task, k, augmentation, seed) from a Hydra config.
+- :mod:`paraamr.fewshot.job`: one Table 7 job (task, k, augmentation, seed) from a Hydra config.
 """

@@ -5,5 +5,5 @@ loading (:mod:`~paraamr.lms.loading`), the Lightning module and data (:mod:`~par
 :mod:`~paraamr.scpn.data`), training (:mod:`~paraamr.scpn.train`), template -> full parse
 (:mod:`~paraamr.scpn.parse_generator`), the user-facing paraphraser and its command
 (:mod:`~paraamr.scpn.paraphrase`, :mod:`~paraamr.scpn.cli`), evaluation
-(:mod:`~paraamr.scpn.evaluate`) and the Table 6 jobs (:mod:`~paraamr.scpn.table6`).
+(:mod:`~paraamr.scpn.evaluate`) and the Table 6 jobs (:mod:`~paraamr.scpn.job`).
 """

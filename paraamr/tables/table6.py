@@ -1,5 +1,5 @@
 """Table 6 of the ParaAMR paper from the SCPN jobs' ``scores.json``
-(:func:`paraamr.scpn.table6.run_job`): :func:`gather_rows` collects a sweep's jobs into rows
+(:func:`paraamr.scpn.job.run_job`): :func:`gather_rows` collects a sweep's jobs into rows
 (mean ± std over seeds), :func:`render` writes ``table6.{md,csv,json}`` with the paper's rows
 beside ours (:func:`paraamr.tables.render.write_table`), :func:`plot_table6` the figure.
 
@@ -22,7 +22,7 @@ from typing import Any
 from paraamr.metrics.aggregate import mean_std
 from paraamr.paper import PAPER_TABLE6
 from paraamr.scpn.evaluate import STAND_IN_NOTE
-from paraamr.scpn.table6 import METRICS, SCORES
+from paraamr.scpn.job import METRICS, SCORES
 from paraamr.tables.render import Column, Layout, write_table
 
 __all__ = ["gather_rows", "load_scores", "render", "table6_layout", "flat_row", "plot_table6"]

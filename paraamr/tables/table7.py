@@ -1,5 +1,5 @@
 """Table 7 of the ParaAMR paper: few-shot GLUE classifiers with and without paraphrase
-augmentation, gathered from the jobs of :mod:`paraamr.fewshot.run`.
+augmentation, gathered from the jobs of :mod:`paraamr.fewshot.job`.
 
 One row per (task, k, augmentation): mean ± std over seeds of test accuracy (F1 too for MRPC and
 QQP, class 1), and for every row other than the baseline a paired comparison with the
