@@ -141,6 +141,10 @@ bench-memory: setup ## peak RSS of Table 2's streaming path, 100k vs 1M generate
 	$(PY) benchmarks/bench_memory.py --out results/bench/memory.json $(ARGS)
 .PHONY: bench-memory
 
+bench-encoder: setup ## Table 2's sentence encoder in fp32 vs bf16 autocast on ParaBank-Eval pairs: sentences/s, agreement with fp32
+	$(PY) benchmarks/bench_encoder.py --out results/bench/encoder.json $(ARGS)
+.PHONY: bench-encoder
+
 bench-lm: setup ## perplexity scoring: sentences per batch vs a token budget, SmolLM2 on ParaBank-Eval sentences (same scores checked)
 	$(PY) benchmarks/bench_lm.py --out results/bench/lm.json $(ARGS)
 .PHONY: bench-lm

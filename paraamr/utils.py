@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from paraamr.errors import ConfigError, MissingDependencyError
 
 __all__ = [
+    "cpu_bf16_support",
     "chunked",
     "length_batches",
     "map_length_batches",
@@ -166,6 +167,23 @@ def precision(dtype: str | None, device: str) -> str:
     if dtype is not None and dtype not in TORCH_DTYPES:
         raise ConfigError(f"dtype: {dtype!r} is not one of fp32, fp16, bf16 (or null)")
     return "fp32" if dtype is None or device == "cpu" else dtype
+
+
+def cpu_bf16_support() -> tuple[bool, str]:
+    """``(supported, reason)``: whether this CPU runs bf16 natively (AVX512-BF16 or AMX)."""
+    import torch
+
+    cpu = getattr(torch, "cpu", None)
+    checks = (("_is_avx512_bf16_supported", "AVX512-BF16"), ("_is_amx_tile_supported", "AMX"))
+    for fn, name in checks:
+        f = getattr(cpu, fn, None)
+        try:
+            if f is not None and f():
+                return True, f"the CPU has {name}"
+        except RuntimeError:  # pragma: no cover - torch builds without the check
+            continue
+    cap = torch.backends.cpu.get_cpu_capability()
+    return False, f"the CPU has no AVX512-BF16 or AMX (torch capability {cap}): bf16 is emulated"
 
 
 #: optional packages -> the extra of pyproject.toml that installs them

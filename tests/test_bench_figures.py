@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from paraamr.figures import bar_figure, png_description
 
 
@@ -69,3 +71,19 @@ def test_lm_benchmark_runs_both_batchings_on_the_same_sentences(tmp_path, data_d
     assert base["forward_passes"] == 2  # 24 sentences, 16 per batch
     assert budget["max_rel_diff_vs_baseline"] < 1e-4
     assert png_description(tmp_path / "lm.png").startswith("bench:lm|")
+
+
+def test_encoder_benchmark_compares_precisions_on_the_same_pairs(tmp_path, data_dir):
+    from benchmarks.bench_encoder import main, source_mean_similarity
+
+    out = tmp_path / "enc.json"
+    main(["--sources", "6", "--repeats", "1", "--data-dir", str(data_dir), "--out", str(out)])
+    res = json.loads(out.read_text())
+    bf16 = res["runs"]["bf16 autocast"]
+    assert set(res["runs"]) == {"fp32", "bf16 autocast"} and bf16["spearman_vs_fp32"] > 0.99
+    fp32 = res["runs"]["fp32"]["table2_similarity"]
+    assert bf16["similarity_points_vs_fp32"] == pytest.approx(bf16["table2_similarity"] - fp32,
+                                                              abs=1e-3)  # fmt: skip
+    # the aggregation by hand: source a has cosines 0.2 and 0.4, source b 0.9
+    pairs = [("a", "x"), ("a", "y"), ("b", "z")]
+    assert source_mean_similarity(pairs, [0.2, 0.4, 0.9]) == pytest.approx(60.0)

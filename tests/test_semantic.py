@@ -66,3 +66,35 @@ def test_pooler_output_encoder_on_a_local_bert(tmp_path):
         p = ref(**tok(["a cat sat ."], return_tensors="pt")).pooler_output[0]
     assert emb.shape == (2, 32)
     assert np.allclose(emb[0], (p / p.norm()).numpy(), atol=1e-5)
+
+
+def test_bf16_autocast_encoder_agrees_with_fp32_and_really_runs_in_bf16(minilm, parabank_eval):
+    """``similarity.precision=bf16``: the cosines of real pairs rank as fp32's do (Spearman
+    ≥ 0.999, within 0.02), come back as float32, and differ from fp32 in the low digits (so
+    autocast ran: a no-op wrapper would give identical numbers)."""
+    from scipy.stats import spearmanr
+
+    from paraamr.metrics.semantic import AutocastEncoder
+
+    pairs = []
+    for r in list(read_corpus(parabank_eval, "parabank-eval-parabank1"))[:40]:
+        pairs += [(r.text, p.text) for p in r.paraphrases[:2]]
+    fp32 = cosine_pairs(pairs, minilm)
+    bf16_encoder = AutocastEncoder(minilm, "cpu")
+    bf16 = cosine_pairs(pairs, bf16_encoder)
+    assert bf16.dtype == np.float32 or bf16.dtype == np.float64
+    assert spearmanr(fp32, bf16).statistic >= 0.999
+    assert np.abs(fp32 - bf16).max() < 0.02
+    assert np.abs(fp32 - bf16).max() > 1e-6
+    assert bf16_encoder.precision == "bf16" and bf16_encoder.max_seq_length == minilm.max_seq_length
+
+
+def test_auto_precision_follows_the_hardware(monkeypatch):
+    from paraamr import utils
+    from paraamr.metrics.semantic import resolve_precision
+
+    monkeypatch.setattr(utils, "cpu_bf16_support", lambda: (False, "AVX2 only"))
+    assert resolve_precision("auto", "cpu") == "fp32"
+    monkeypatch.setattr(utils, "cpu_bf16_support", lambda: (True, "the CPU has AMX"))
+    assert resolve_precision("auto", "cpu") == "bf16"
+    assert resolve_precision("fp32", "cpu") == "fp32"

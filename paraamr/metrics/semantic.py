@@ -22,6 +22,10 @@ __all__ = [
     "PoolerOutputEncoder",
     "resolve_model",
     "load_encoder",
+    "resolve_precision",
+    "AutocastEncoder",
+    "encoder_label",
+    "PRECISIONS",
     "embed_unique",
     "cosine_pairs",
 ]
@@ -94,20 +98,92 @@ class PoolerOutputEncoder:
         return emb.numpy() if convert_to_numpy else emb
 
 
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+def resolve_precision(precision: str, device: str) -> str:
+    """The encoder precision to run: ``fp32`` or ``bf16`` (autocast). ``auto`` is bf16 only where
+    the hardware runs it natively (a CUDA GPU with bf16, a CPU with AVX512-BF16 or AMX), where
+    it is faster and agrees with fp32; on other CPUs bf16 is emulated and slower.
+
+    Examples:
+        >>> resolve_precision("fp32", "cpu"), resolve_precision("bf16", "cpu")
+        ('fp32', 'bf16')
+        >>> resolve_precision("half", "cpu")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        paraamr.errors.ConfigError: similarity.precision must be one of ...
+    """
+    from paraamr.errors import ConfigError
+
+    if precision not in PRECISIONS:
+        raise ConfigError(f"similarity.precision must be one of {PRECISIONS}, got {precision!r}")
+    if precision != "auto":
+        return precision
+    import torch
+
+    if str(device).startswith("cuda"):
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+    from paraamr.utils import cpu_bf16_support
+
+    return "bf16" if cpu_bf16_support()[0] else "fp32"
+
+
+class AutocastEncoder:
+    """An encoder whose ``encode`` runs under bf16 autocast (embeddings returned in fp32).
+
+    Args:
+        model: anything with sentence-transformers' ``encode``.
+        device: its device (``cpu`` or ``cuda``).
+    """
+
+    precision = "bf16"
+
+    def __init__(self, model, device: str) -> None:
+        self.model, self.device_type = model, "cuda" if str(device).startswith("cuda") else "cpu"
+
+    def encode(self, sentences, *args, **kwargs):
+        import torch
+
+        with torch.autocast(self.device_type, dtype=torch.bfloat16):
+            out = self.model.encode(sentences, *args, **kwargs)
+        return out.astype(np.float32) if isinstance(out, np.ndarray) else out.float()
+
+    def __getattr__(self, name: str):
+        return getattr(self.model, name)
+
+
+def encoder_label(name: str, precision: str) -> str:
+    """The encoder's name in signatures: the name alone in fp32 (so fp32 signatures stay as
+    they were), ``name,bf16`` otherwise.
+
+    >>> encoder_label("minilm", "fp32"), encoder_label("minilm", "bf16")
+    ('minilm', 'minilm,bf16')
+    """
+    return name if precision == "fp32" else f"{name},{precision}"
+
+
 @lru_cache(maxsize=4)
-def load_encoder(name: str, device: str | None = None):
+def load_encoder(name: str, device: str | None = None, precision: str = "fp32"):
     """Load a sentence encoder once per process (anything with sentence-transformers' ``encode``).
 
     ``simcse`` (the supervised SimCSE checkpoint) is wrapped as :class:`PoolerOutputEncoder`;
-    everything else loads as a ``SentenceTransformer``.
+    everything else loads as a ``SentenceTransformer``. ``precision`` (:func:`resolve_precision`)
+    ``bf16`` wraps it in :class:`AutocastEncoder`; the result's ``precision`` attribute says
+    which ran.
     """
     target = resolve_model(name)
     device = device or ("cuda" if _cuda() else "cpu")
+    run = resolve_precision(precision, device)
     if name == "simcse" or target == SIMCSE_HUB:
-        return PoolerOutputEncoder(target, device)
-    from sentence_transformers import SentenceTransformer
+        model = PoolerOutputEncoder(target, device)
+    else:
+        from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(target, device=device)
+        model = SentenceTransformer(target, device=device)
+    if run == "bf16":
+        return AutocastEncoder(model, device)
+    model.precision = "fp32"
+    return model
 
 
 def _cuda() -> bool:

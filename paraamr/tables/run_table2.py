@@ -13,6 +13,7 @@ from paraamr.corpus.specs import parse_corpus_specs
 from paraamr.corpus.subset import common_subset
 from paraamr.datadir import resolve_data_dir
 from paraamr.errors import DataNotFoundError
+from paraamr.metrics.semantic import encoder_label
 from paraamr.metrics.signature import metric_signature
 from paraamr.scoring import MetricConfig, score_records
 from paraamr.shards import Shard
@@ -56,7 +57,7 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
     parser = instantiate(cfg.parser)
     encoder = instantiate(cfg.similarity)
     sig = metric_signature(
-        similarity=cfg.similarity.name,
+        similarity=encoder_label(cfg.similarity.name, getattr(encoder, "precision", "fp32")),
         parser_sig=parser.signature(),
         bleu=mcfg.bleu,
         ted_variant=mcfg.ted_variant,

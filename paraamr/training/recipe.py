@@ -9,7 +9,8 @@ than fp32, so :func:`resolve_precision` falls back to fp32 there, with the reaso
 
 - :func:`freeze_lower_layers`: the input embeddings (and an output head tied to them) and the
   lowest ``n`` blocks of every block stack of a Hugging Face model stop training.
-- :func:`cpu_bf16_support` / :func:`resolve_precision`: the Lightning precision to use.
+- :func:`resolve_precision`: the Lightning precision to use
+  (:func:`paraamr.utils.cpu_bf16_support`).
 - :func:`training_threads`: the cores this process may use (``torch.set_num_threads``).
 - :func:`train_new_embedding_rows`: added tokens (TOP labels) keep training under frozen
   embeddings.
@@ -26,12 +27,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from paraamr.errors import ConfigError
+from paraamr.utils import cpu_bf16_support
 
 __all__ = [
     "freeze_lower_layers",
     "block_stacks",
     "count_parameters",
-    "cpu_bf16_support",
     "resolve_precision",
     "training_threads",
     "train_new_embedding_rows",
@@ -118,23 +119,6 @@ def freeze_lower_layers(model: Any, n: int | None) -> dict[str, int]:
     log.info("froze the embeddings and %d blocks per stack: %d of %d parameters train",
              n, trainable, total)  # fmt: skip
     return {"frozen_blocks": n * len(stacks), "trainable": trainable, "total": total}
-
-
-def cpu_bf16_support() -> tuple[bool, str]:
-    """``(supported, reason)``: whether this CPU runs bf16 natively (AVX512-BF16 or AMX)."""
-    import torch
-
-    cpu = getattr(torch, "cpu", None)
-    checks = (("_is_avx512_bf16_supported", "AVX512-BF16"), ("_is_amx_tile_supported", "AMX"))
-    for fn, name in checks:
-        f = getattr(cpu, fn, None)
-        try:
-            if f is not None and f():
-                return True, f"the CPU has {name}"
-        except RuntimeError:  # pragma: no cover - torch builds without the check
-            continue
-    cap = torch.backends.cpu.get_cpu_capability()
-    return False, f"the CPU has no AVX512-BF16 or AMX (torch capability {cap}): bf16 is emulated"
 
 
 def resolve_precision(precision: Any, accelerator: str | None) -> tuple[Any, str | None]:
