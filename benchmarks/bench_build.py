@@ -226,12 +226,12 @@ def main(argv=None) -> None:
             print(name, json.dumps({k: v for k, v in r.items() if k != "runs_s"}), flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=2))
-    from paraamr.figures import bar_figure, save_figure
+    from paraamr.figures import save_bars
     from paraamr.signature import Signature
 
     sig = Signature.build(("bench", "build"), ("cpus", os.cpu_count()), ("n", a.n))
-    fig = bar_figure(bars(res), "items / s", "builder stages: one call per item vs batched")
-    save_figure(fig, Path(a.out).with_suffix(""), sig)
+    title = "builder stages: one call per item vs batched"
+    save_bars(Path(a.out).with_suffix(""), bars(res), "items / s", sig, title)
     print(f"wrote {a.out}")
 
 

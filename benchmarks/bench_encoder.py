@@ -56,7 +56,7 @@ def main(argv=None) -> None:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from paraamr.corpus import read_corpus
-    from paraamr.figures import bar_figure, save_figure
+    from paraamr.figures import save_bars
     from paraamr.metrics.semantic import AutocastEncoder, cosine_pairs, load_encoder
     from paraamr.signature import Signature
     from paraamr.utils import cpu_bf16_support
@@ -106,7 +106,7 @@ def main(argv=None) -> None:
     sig = Signature.build(("bench", "encoder"), ("model", "minilm"), ("sentences", distinct),
                           ("threads", torch.get_num_threads()))  # fmt: skip
     cases = {"MiniLM encode": {k: r["sentences_per_s"] for k, r in runs.items()}}
-    save_figure(bar_figure(cases, "sentences / s"), Path(a.out).with_suffix(""), sig)
+    save_bars(Path(a.out).with_suffix(""), cases, "sentences / s", sig)
     print(f"wrote {a.out}")
 
 

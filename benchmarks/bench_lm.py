@@ -73,7 +73,7 @@ def main(argv=None) -> None:
     import torch
 
     from benchmarks.bench_build import real_sentences
-    from paraamr.figures import bar_figure, save_figure
+    from paraamr.figures import save_bars
     from paraamr.lms import load_scorer
     from paraamr.signature import Signature
 
@@ -108,7 +108,7 @@ def main(argv=None) -> None:
     sig = Signature.build(("bench", "lm"), ("model", a.model), ("n", a.n),
                           ("threads", torch.get_num_threads()))  # fmt: skip
     cases = {"perplexity": {k: r["sentences_per_s"] for k, r in rows.items()}}
-    save_figure(bar_figure(cases, "sentences / s"), Path(a.out).with_suffix(""), sig)
+    save_bars(Path(a.out).with_suffix(""), cases, "sentences / s", sig)
     print(f"wrote {a.out}")
 
 

@@ -276,15 +276,15 @@ def main(argv=None) -> None:
         print(name, json.dumps(out["end_to_end"][name], indent=2), flush=True)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2))
-    from paraamr.figures import bar_figure, save_figure
+    from paraamr.figures import save_bars
     from paraamr.signature import Signature
 
     m = out["machine"]
     sig = Signature.build(
         ("bench", "metrics"), ("cpus", m["cpus"]), ("threads", m["torch_threads"])
     )
-    fig = bar_figure(bars(out), "pairs / s (log scale)", "naive loop vs ours", log=True)
-    save_figure(fig, Path(args.out).with_suffix(""), sig)
+    save_bars(Path(args.out).with_suffix(""), bars(out), "pairs / s (log scale)", sig,
+              "naive loop vs ours", log=True)  # fmt: skip
     print(f"wrote {args.out} and {Path(args.out).with_suffix('.png')}")
 
 

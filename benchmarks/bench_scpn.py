@@ -230,14 +230,14 @@ def main(argv: list[str] | None = None) -> None:
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(out, indent=2))
-    from paraamr.figures import bar_figure, save_figure
+    from paraamr.figures import save_bars
     from paraamr.signature import Signature
 
     m = out["machine"]
     sig = Signature.build(("bench", "scpn"), ("cpus", m["cpus"]), ("threads", m["torch_threads"]),
                           ("batch", a.batch_size))  # fmt: skip
     title = f"one training step, batch {a.batch_size} (lower is faster)"
-    save_figure(bar_figure(bars(out), "seconds / step", title), Path(a.out).with_suffix(""), sig)
+    save_bars(Path(a.out).with_suffix(""), bars(out), "seconds / step", sig, title)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["new_figure", "save_figure", "png_description", "pyplot", "bar_figure"]
+__all__ = ["new_figure", "save_figure", "png_description", "pyplot", "bar_figure", "save_bars"]
 
 
 def pyplot() -> Any:
@@ -94,6 +94,19 @@ def bar_figure(
         ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
     return fig
+
+
+def save_bars(
+    stem: str | os.PathLike,
+    cases: Mapping[str, Mapping[str, float]],
+    xlabel: str,
+    signature: str,
+    title: str = "",
+    log: bool = False,
+) -> list[Path]:
+    """:func:`bar_figure` written by :func:`save_figure` (a benchmark's figure beside its JSON:
+    ``stem`` is the JSON path without its suffix)."""
+    return save_figure(bar_figure(cases, xlabel, title, log=log), stem, signature)
 
 
 def png_description(path: str | os.PathLike) -> str | None:
