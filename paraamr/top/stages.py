@@ -44,6 +44,41 @@ def _shards(num_shards: int, only: int | None) -> list[Shard]:
     return [Shard(i, num_shards) for i in range(num_shards) if only is None or i == only]
 
 
+def _sharded(
+    items: list,
+    process: Callable[[list], ChunkOutput],
+    out_dir: str | Path,
+    stream: tuple[str, str],
+    settings: dict,
+    chunk_size: int,
+    num_shards: int,
+    shard: int | None,
+    label: tuple[str, str],
+    progress: bool,
+) -> list | None:
+    """Run ``process`` over ``items`` through the shard runner; the ``stream[1]`` field of the
+    merged ``stream[0]`` rows in item order, or ``None`` after one shard of several."""
+    name, field = stream
+    desc, unit = label
+    for sh in _shards(num_shards, shard):
+        run_shard(
+            sh.select(items),
+            process,
+            out_dir,
+            shard=sh,
+            streams=(name,),
+            settings=settings,
+            chunk_size=chunk_size,
+            total=sum(1 for k in range(len(items)) if sh.owns(k)),
+            desc=f"{desc} {sh.name}",
+            unit=unit,
+            progress=progress,
+        )
+    if shard is not None and num_shards > 1:
+        return None
+    return [r[field] for r in merged_rows(out_dir, name, order_key="k")]
+
+
 def generate_samples(
     generate: Callable[..., list[str]],
     requests: Sequence[SampleRequest],
@@ -93,23 +128,8 @@ def generate_samples(
         ]
         return ChunkOutput({"outputs": rows}, Counter(generated=len(rows)))
 
-    for sh in _shards(num_shards, shard):
-        run_shard(
-            sh.select(items),
-            process,
-            out_dir,
-            shard=sh,
-            streams=("outputs",),
-            settings=settings,
-            chunk_size=chunk_size,
-            total=sum(1 for k in range(len(items)) if sh.owns(k)),
-            desc=f"generate {sh.name}",
-            unit="sample",
-            progress=progress,
-        )
-    if shard is not None and num_shards > 1:
-        return None
-    return [r["output"] for r in merged_rows(out_dir, "outputs", order_key="k")]
+    return _sharded(items, process, out_dir, ("outputs", "output"), settings, chunk_size,
+                    num_shards, shard, ("generate", "sample"), progress)  # fmt: skip
 
 
 def decode_parse(
@@ -173,23 +193,8 @@ def parse_utterances(
             rows.append({"k": k, "utterance": u, "output": o, "tree": tree})
         return ChunkOutput({"parses": rows}, counts)
 
-    for sh in _shards(num_shards, shard):
-        run_shard(
-            sh.select(items),
-            process,
-            out_dir,
-            shard=sh,
-            streams=("parses",),
-            settings=settings,
-            chunk_size=chunk_size,
-            total=sum(1 for k in range(len(items)) if sh.owns(k)),
-            desc=f"{desc} {sh.name}",
-            unit="utt",
-            progress=progress,
-        )
-    if shard is not None and num_shards > 1:
-        return None
-    return [r["tree"] for r in merged_rows(out_dir, "parses", order_key="k")]
+    return _sharded(items, process, out_dir, ("parses", "tree"), settings, chunk_size,
+                    num_shards, shard, (desc, "utt"), progress)  # fmt: skip
 
 
 def filter_samples(
