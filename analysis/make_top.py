@@ -42,22 +42,26 @@ def _stat(xs: list) -> dict:
     return {"mean": m, "std": sd, "n": len(xs)}
 
 
-def _without_nulls(cfg):
-    """A config with its ``null`` settings left out, at every level: a run made before a setting
-    existed (key absent) and one that leaves it at ``null`` are the same configuration.
+def _comparable(cfg, out_dir: str = ""):
+    """A config as pooling compares it: ``null`` settings left out at every level (a run made
+    before a setting existed and one that leaves it at ``null`` are the same configuration),
+    and paths under the run's own ``out_dir`` (its logs, its checkpoints) written relative to it.
 
-    >>> _without_nulls({"model": {"lr": 1, "max_depth": None}, "x": [None]})
-    {'model': {'lr': 1}, 'x': [None]}
+    >>> _comparable({"model": {"lr": 1, "max_depth": None}, "x": [None], "ckpt": "o/s1/c"}, "o/s1")
+    {'model': {'lr': 1}, 'x': [None], 'ckpt': '${out_dir}/c'}
     """
     if isinstance(cfg, dict):
-        return {k: _without_nulls(v) for k, v in cfg.items() if v is not None}
+        return {k: _comparable(v, out_dir) for k, v in cfg.items() if v is not None}
+    if out_dir and isinstance(cfg, str) and cfg.startswith(out_dir):
+        return "${out_dir}" + cfg[len(out_dir) :]
     return cfg
 
 
 def pool_seeds(runs: list[dict]) -> list[dict]:
     """One summary per configuration: ``top.json`` summaries whose configs differ only in
-    ``seed``, ``out_dir`` and ``preset_for`` (a ``null`` setting and an absent one count as the
-    same) are merged, their aggregates recomputed over all
+    ``seed``, ``out_dir`` and ``preset_for`` (:func:`_comparable`: a ``null`` setting and an
+    absent one count as the same, paths under each run's ``out_dir`` are compared relative to
+    it) are merged, their aggregates recomputed over all
     their training sets (one per seed in the ``full`` setting), ``seeds`` listing the seeds.
 
     >>> def run(seed, em):
@@ -72,9 +76,9 @@ def pool_seeds(runs: list[dict]) -> list[dict]:
     groups: dict[str, list[dict]] = {}
     for run in runs:
         cfg = {k: v for k, v in run["config"].items() if k not in ("seed", "out_dir", "preset_for")}
-        groups.setdefault(json.dumps(_without_nulls(cfg), sort_keys=True, default=str), []).append(
-            run
-        )
+        key = json.dumps(_comparable(cfg, str(run["config"].get("out_dir") or "")),
+                         sort_keys=True, default=str)  # fmt: skip
+        groups.setdefault(key, []).append(run)
     out = []
     for members in groups.values():
         if len(members) == 1:
@@ -97,6 +101,11 @@ def _kind(runs: list[dict]) -> str:
     """``paper models`` only when every run trained the paper's BART (``model=top_bart``)."""
     models = {str(r["config"]["model"]["model_name_or_path"]) for r in runs}
     return "paper models" if models == {"facebook/bart-base"} else "offline analogue"
+
+
+def _columns(*spec: tuple[str, str, str]) -> tuple[Column, ...]:
+    """Columns from ``(key, header, fmt)`` triples."""
+    return tuple(Column(k, h, fmt=f) for k, h, f in spec)
 
 
 def _ours(run: dict, key: str, shown: str) -> dict:
@@ -127,11 +136,13 @@ def top_table2(runs: list[dict]) -> tuple[Layout, list[dict]]:
         "table2",
         "Table 2: exact match of the target parser, real vs real + synthetic",
         (
-            Column("data", "data", fmt="text"),
-            Column("ap_filter", "AP filter", fmt="text"),
-            Column("target_parser", "target parser", fmt="text"),
-            Column("samples", "#samples", fmt="int"),
-            Column("exact_match", "exact match (%)"),
+            *_columns(
+                ("data", "data", "text"),
+                ("ap_filter", "AP filter", "text"),
+                ("target_parser", "target parser", "text"),
+                ("samples", "#samples", "int"),
+                ("exact_match", "exact match (%)", "num"),
+            ),
             Column("gain", "gain over Real", std=""),
         ),  # fmt: skip
         paper=tuple(paper),
@@ -168,13 +179,13 @@ def top_table3(runs: list[dict]) -> tuple[Layout, list[dict]]:
     layout = Layout(
         "table3",
         "Table 3: exact match by the test template's frequency f in training",
-        (
-            Column("data", "training data", fmt="text"),
-            Column("run", "run", fmt="text"),
-            Column("f>=5", "f ≥ 5"),
-            Column("f<5", "f < 5"),
-            Column("f=0", "f = 0"),
-        ),  # fmt: skip
+        _columns(
+            ("data", "training data", "text"),
+            ("run", "run", "text"),
+            ("f>=5", "f ≥ 5", "num"),
+            ("f<5", "f < 5", "num"),
+            ("f=0", "f = 0", "num"),
+        ),
         paper=(paper_real, paper_syn, delta(paper_real, paper_syn)),
         paper_source="paper (Tran & Tan, Table 3, BART)",
         note="",
@@ -195,12 +206,12 @@ def top_table4(runs: list[dict]) -> tuple[Layout, list[dict]]:
     layout = Layout(
         "table4",
         "Table 4: low-resource setting (one utterance per training template)",
-        (
-            Column("data", "training data", fmt="text"),
-            Column("run", "run", fmt="text"),
-            Column("samples", "#samples", fmt="int"),
-            Column("n", "n", fmt="int"),
-            Column("exact_match", "exact match (%)"),
+        _columns(
+            ("data", "training data", "text"),
+            ("run", "run", "text"),
+            ("samples", "#samples", "int"),
+            ("n", "n", "int"),
+            ("exact_match", "exact match (%)", "num"),
         ),  # fmt: skip
         intro=("Mean ± std over subsamples (the paper: 5; ours: the `n` column).",),
         paper=paper,

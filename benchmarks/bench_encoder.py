@@ -56,7 +56,7 @@ def main(argv=None) -> None:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from paraamr.corpus import read_corpus
-    from paraamr.figures import save_bars
+    from paraamr.figures import save_benchmark
     from paraamr.metrics.semantic import AutocastEncoder, cosine_pairs, load_encoder
     from paraamr.signature import Signature
     from paraamr.utils import cpu_bf16_support
@@ -101,12 +101,10 @@ def main(argv=None) -> None:
         "sources": len(records),
         "runs": runs,
     }
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(out, indent=2))
     sig = Signature.build(("bench", "encoder"), ("model", "minilm"), ("sentences", distinct),
                           ("threads", torch.get_num_threads()))  # fmt: skip
     cases = {"MiniLM encode": {k: r["sentences_per_s"] for k, r in runs.items()}}
-    save_bars(Path(a.out).with_suffix(""), cases, "sentences / s", sig)
+    save_benchmark(a.out, out, cases, "sentences / s", sig)
     print(f"wrote {a.out}")
 
 

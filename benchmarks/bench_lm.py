@@ -73,7 +73,7 @@ def main(argv=None) -> None:
     import torch
 
     from benchmarks.bench_build import real_sentences
-    from paraamr.figures import save_bars
+    from paraamr.figures import save_benchmark
     from paraamr.lms import load_scorer
     from paraamr.signature import Signature
 
@@ -103,12 +103,10 @@ def main(argv=None) -> None:
         "sentences": a.n,
         "runs": rows,
     }
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(out, indent=2))
     sig = Signature.build(("bench", "lm"), ("model", a.model), ("n", a.n),
                           ("threads", torch.get_num_threads()))  # fmt: skip
     cases = {"perplexity": {k: r["sentences_per_s"] for k, r in rows.items()}}
-    save_bars(Path(a.out).with_suffix(""), cases, "sentences / s", sig)
+    save_benchmark(a.out, out, cases, "sentences / s", sig)
     print(f"wrote {a.out}")
 
 

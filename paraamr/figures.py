@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["new_figure", "save_figure", "png_description", "pyplot", "bar_figure", "save_bars"]
+__all__ = ["new_figure", "save_figure", "png_description", "pyplot", "bar_figure", "save_bars",
+           "save_benchmark"]  # fmt: skip
 
 
 def pyplot() -> Any:
@@ -107,6 +108,25 @@ def save_bars(
     """:func:`bar_figure` written by :func:`save_figure` (a benchmark's figure beside its JSON:
     ``stem`` is the JSON path without its suffix)."""
     return save_figure(bar_figure(cases, xlabel, title, log=log), stem, signature)
+
+
+def save_benchmark(
+    out: str | os.PathLike,
+    result: Mapping[str, Any],
+    cases: Mapping[str, Mapping[str, float]],
+    xlabel: str,
+    signature: str,
+    title: str = "",
+) -> Path:
+    """A benchmark's result: ``out`` (JSON) and its bars beside it (``out`` without its suffix,
+    PNG + PDF, :func:`save_bars`)."""
+    import json
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    save_bars(out.with_suffix(""), cases, xlabel, signature, title)
+    return out
 
 
 def png_description(path: str | os.PathLike) -> str | None:

@@ -257,19 +257,8 @@ def test_score_mturk_batch_by_hand(tmp_path):
     batch = tmp_path / "Batch_1_batch_results.csv"
     _mturk_csv(batch, key, answers)
     out = tmp_path / "t4"
-    main(
-        [
-            "humaneval",
-            "score",
-            "--dir",
-            str(kit),
-            str(batch),
-            "--out",
-            str(out),
-            "--bootstrap",
-            "0",
-        ]
-    )
+    main(["humaneval", "score", "--dir", str(kit), str(batch), "--out", str(out),
+          "--bootstrap", "0"])  # fmt: skip
     data = json.loads((out / "table4.json").read_text())
     rows = {(r["corpus"], r["question"]): r for r in data["rows"]}
     # by hand: Zeta similarity 3,3,2,1 -> shares 50/25/25, average 9/4; diversity 1,2,2,3
@@ -339,22 +328,8 @@ def test_score_bad_answers_raise_with_file_and_line_or_count(tmp_path, capsys):
         ],
     )
     out = tmp_path / "o2"
-    main(
-        [
-            "humaneval",
-            "score",
-            "--dir",
-            str(kit),
-            str(batch),
-            "--out",
-            str(out),
-            "--no-wandb",
-            "--on-error",
-            "skip",
-            "--bootstrap",
-            "0",
-        ]
-    )
+    main(["humaneval", "score", "--dir", str(kit), str(batch), "--out", str(out), "--no-wandb",
+          "--on-error", "skip", "--bootstrap", "0"])  # fmt: skip
     counts = json.loads((out / "table4.json").read_text())["meta"]["counts"]
     reasons = counts["skipped"]["by_reason"]
     # counted per judgement: both questions of the duplicate row and of the unknown id

@@ -244,13 +244,15 @@ def test_signature_fields_read_back(compose_config):
 
 def test_seeds_pool_across_a_setting_added_later_but_not_across_different_values():
     """A run made before ``model.max_depth`` existed and one with ``max_depth: null`` are one
-    configuration (pooled: mean of 30 and 40); ``max_depth: 6`` is another (its own row)."""
+    configuration (pooled: mean of 30 and 40), their checkpoint folders under their own
+    ``out_dir`` notwithstanding; ``max_depth: 6`` is another (its own row)."""
     from analysis.make_top import pool_seeds
 
     def run(seed, em, **model):
         r = {"exact_match": {k: {"overall": {"exact_match": em}} for k in ("real", "real+syn")},
              "samples": {"real": 10, "real+syn": 12}}  # fmt: skip
-        cfg = {"seed": seed, "out_dir": f"o{seed}", "model": {"lr": 1, **model}}
+        cfg = {"seed": seed, "out_dir": f"o/seed{seed}", "model": {"lr": 1, **model},
+               "callbacks": {"checkpoint": {"dirpath": f"o/seed{seed}/checkpoints"}}}  # fmt: skip
         return {"name": "w", "setting": "full", "runs": [r], "config": cfg}
 
     pooled = pool_seeds([run(0, 30.0, max_depth=None), run(2, 40.0), run(1, 50.0, max_depth=6)])

@@ -213,29 +213,14 @@ def test_filter_stage_keeps_exactly_the_matching_parses(tmp_path, uncased):
         "weather in Rome": W.format("weather in [sl:location rome sl:location]"),
     }
     parser = ScriptedParser(script, uncased)
-    res = filter_samples(
-        parser,
-        syn,
-        tmp_path,
-        settings={"model": "scripted"},
-        vocab=VOCAB_ALL,
-        chunk_size=2,
-        progress=False,
-    )
+    kw = dict(settings={"model": "scripted"}, vocab=VOCAB_ALL, chunk_size=2, progress=False)
+    res = filter_samples(parser, syn, tmp_path, **kw)
     assert res.kept_index == [0, 3]
     assert res.summary() == {"total": 5, "kept": 2, "dropped": 2, "invalid": 1}
     assert [to_string(t) for t in res.kept] == [to_string(syn[0]), to_string(syn[3])]
     # finished shards are reused, not parsed again
     calls = parser.calls
-    again = filter_samples(
-        parser,
-        syn,
-        tmp_path,
-        settings={"model": "scripted"},
-        vocab=VOCAB_ALL,
-        chunk_size=2,
-        progress=False,
-    )
+    again = filter_samples(parser, syn, tmp_path, **kw)
     assert parser.calls == calls and again.kept_index == [0, 3]
 
 
