@@ -297,16 +297,13 @@ def test_score_bad_answers_raise_with_file_and_line_or_count(tmp_path, capsys):
     kit = _sample(tmp_path, "kit")
     key = _key(kit)
     batch = tmp_path / "b.csv"
-    _mturk_csv(
-        batch,
-        key,
-        [
-            (0, "W1", "Approved", "3", "1"),
-            (0, "W1", "Approved", "2", "1"),
-            ("nosuchid", "W2", "Approved", "3", "3"),
-            (1, "W2", "Approved", "4", "2"),
-        ],
-    )
+    bad = [
+        (0, "W1", "Approved", "3", "1"),
+        (0, "W1", "Approved", "2", "1"),
+        ("nosuchid", "W2", "Approved", "3", "3"),
+        (1, "W2", "Approved", "4", "2"),
+    ]
+    _mturk_csv(batch, key, bad)
     argv = ["humaneval", "score", "--dir", str(kit), "--out", str(tmp_path / "o"), "--no-wandb"]
     # the first row's quoted line break makes every later row start one line further down
     msg = _error(capsys, [*argv, str(batch)])
@@ -317,16 +314,7 @@ def test_score_bad_answers_raise_with_file_and_line_or_count(tmp_path, capsys):
     assert "(first at " in msg and "b.csv:2)" in msg
     _mturk_csv(batch, key, [("nosuchid", "W2", "Approved", "3", "3")])
     assert "b.csv:2: item id not in the key: 'nosuchid'" in _error(capsys, [*argv, str(batch)])
-    _mturk_csv(
-        batch,
-        key,
-        [
-            (0, "W1", "Approved", "3", "1"),
-            (0, "W1", "Approved", "2", "1"),
-            ("nosuchid", "W2", "Approved", "3", "3"),
-            (1, "W2", "Approved", "4", "2"),
-        ],
-    )
+    _mturk_csv(batch, key, bad)
     out = tmp_path / "o2"
     main(["humaneval", "score", "--dir", str(kit), str(batch), "--out", str(out), "--no-wandb",
           "--on-error", "skip", "--bootstrap", "0"])  # fmt: skip
