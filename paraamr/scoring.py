@@ -41,6 +41,7 @@ from paraamr.metrics.semantic import cosine_pairs
 from paraamr.metrics.ted import VARIANTS, ted_batch
 from paraamr.parsers.base import Parsed, parse_unique
 from paraamr.shards import ChunkOutput, Shard, run_shard, total_counts
+from paraamr.utils import available_cores
 
 __all__ = [
     "MetricConfig",
@@ -69,7 +70,7 @@ class MetricConfig:
     similarity_batch_size: int = 128
     parse_batch_size: int = 256
     chunk_size: int = 1000
-    workers: int = 1
+    workers: int | str = 1  # processes for TED; "auto": the cores this process may use
     on_error: str = "raise"
     lowercase: bool = False  # lowercase tokens before BLEU and IoU (default: case as written)
     self_bleu: bool = False  # Self-BLEU among a source's paraphrases (authors' script, 5 compared)
@@ -82,6 +83,12 @@ class MetricConfig:
                 f"ted.variant must be one of {tuple(VARIANTS)}, got {self.ted_variant!r}"
             )
         check_on_error(self.on_error)
+        if self.workers == "auto":
+            object.__setattr__(self, "workers", available_cores())
+        if not isinstance(self.workers, int) or self.workers < 1:
+            raise ConfigError(
+                f"metrics.workers must be a number >= 1 or auto, got {self.workers!r}"
+            )
 
 
 @dataclass

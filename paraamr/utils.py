@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from paraamr.errors import ConfigError, MissingDependencyError
 
 __all__ = [
+    "available_cores",
     "cpu_bf16_support",
     "chunked",
     "length_batches",
@@ -167,6 +168,18 @@ def precision(dtype: str | None, device: str) -> str:
     if dtype is not None and dtype not in TORCH_DTYPES:
         raise ConfigError(f"dtype: {dtype!r} is not one of fp32, fp16, bf16 (or null)")
     return "fp32" if dtype is None or device == "cpu" else dtype
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one).
+
+    >>> available_cores() >= 1
+    True
+    """
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
 
 
 def cpu_bf16_support() -> tuple[bool, str]:

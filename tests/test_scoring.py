@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from paraamr.corpus import SkipLog, read_corpus
-from paraamr.errors import CorpusFormatError
+from paraamr.errors import ConfigError, CorpusFormatError
 from paraamr.metrics.lexical import bleu_nltk, token_iou
 from paraamr.metrics.ted import tree_edit_distance
 from paraamr.metrics.trees import leaves, to_bracketed
@@ -178,6 +178,15 @@ def test_process_pool_gives_same_teds(gold_corpus, tmp_path):
     _score(gold_corpus, tmp_path / "b", cfg=MetricConfig(workers=2))
     a, b = table2_row(tmp_path / "a", "gold"), table2_row(tmp_path / "b", "gold")
     assert (a["ted3"], a["tedf"]) == (b["ted3"], b["tedf"])
+
+
+def test_workers_auto_is_every_core_given_and_bad_counts_name_the_key():
+    import os
+
+    assert MetricConfig(workers="auto").workers == len(os.sched_getaffinity(0))
+    for bad in (0, "many"):
+        with pytest.raises(ConfigError, match="metrics.workers"):
+            MetricConfig(workers=bad)
 
 
 def test_lowercase_option_changes_lexical_metrics_only(tmp_path):

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from collections.abc import Iterator
 from typing import Any
 
 from paraamr.errors import ConfigError
-from paraamr.utils import cpu_bf16_support
+from paraamr.utils import available_cores, cpu_bf16_support
 
 __all__ = [
     "freeze_lower_layers",
@@ -147,7 +146,7 @@ def training_threads(requested: int | None = None) -> int:
     """Set torch's intra-op threads to ``requested`` or to the cores this process may use."""
     import torch
 
-    n = requested or len(os.sched_getaffinity(0))
+    n = requested or available_cores()
     torch.set_num_threads(n)
     return n
 
