@@ -1,13 +1,15 @@
-"""Benchmark: perplexity scoring with a sentence count per batch (the way before) beside a
-token budget per batch, on the same real sentences in one run.
+"""Benchmark: perplexity scoring in fp32 and bf16 autocast, with a sentence count per batch (the
+way before) and a token budget per batch, on the same real sentences in one run.
 
     python benchmarks/bench_lm.py --out results/bench/lm.json [--n 400] [--budgets 512 1024]
 
-The LM is the packaged SmolLM2-135M (``paraamr.lms.load_scorer("smollm2")``), fp32 on the CPU
-(half precision is not used on a CPU: ``paraamr.utils.precision``). The sentences are a seeded
+The LM is the packaged SmolLM2-135M (``paraamr.lms.load_scorer("smollm2")``) on the CPU, in fp32
+and with ``dtype=bf16`` (fp32 weights, bf16 autocast: native with AVX512-BF16 / AMX, which the
+output records). The sentences are a seeded
 sample of ParaBank-Eval's sources (variable length). For each setting: sentences/s (median of
-``--repeats``), forward passes, padded tokens, and the largest relative difference of any
-sentence's perplexity from the sentence-count baseline (batching must not change a score).
+``--repeats``), forward passes, padded tokens, and against the first setting (fp32, sentence
+count) the median and largest relative difference of the per-sentence perplexities and their
+Spearman (batching must not change a score; bf16 changes it a little).
 """
 
 from __future__ import annotations
@@ -68,44 +70,60 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     ap.add_argument("--model", default="smollm2")
+    ap.add_argument("--precisions", nargs="+", default=["fp32", "bf16"], choices=["fp32", "bf16"])
     ap.add_argument("--out", default="results/bench/lm.json")
     a = ap.parse_args(argv)
     import torch
+    from scipy.stats import spearmanr
 
     from benchmarks.bench_build import real_sentences
     from paraamr.figures import save_benchmark
     from paraamr.lms import load_scorer
     from paraamr.signature import Signature
+    from paraamr.utils import cpu_bf16_support
 
     torch.set_num_threads(a.threads)
     sents = real_sentences(Path(a.data_dir), a.n)
-    scorer = load_scorer(a.model, batch_size=a.batch_size, device="cpu")
-    scorer.perplexities(sents[:4])  # warm-up
-    rows = {}
-    base_row, base = run(scorer, sents, a.batch_size, None, a.repeats)
-    rows[f"{a.batch_size} sentences per batch"] = base_row
-    print(json.dumps(base_row), flush=True)
-    for budget in a.budgets:
-        row, ppl = run(scorer, sents, a.cap, budget, a.repeats)
-        row["max_rel_diff_vs_baseline"] = max(
-            abs(x - y) / y for x, y in zip(ppl, base, strict=True)
-        )
-        rows[f"{budget} tokens per batch"] = row
-        print(json.dumps(row), flush=True)
+    scorers = {
+        p: load_scorer(a.model, batch_size=a.batch_size, device="cpu", dtype=p)
+        for p in a.precisions
+    }
+    for sc in scorers.values():
+        sc.perplexities(sents[:4])  # warm-up
+    rows: dict[str, dict] = {}
+    base = None
+    for p, sc in scorers.items():
+        for budget in (None, *a.budgets):
+            size = a.batch_size if budget is None else a.cap
+            row, ppl = run(sc, sents, size, budget, a.repeats)
+            row["precision"] = "bf16 autocast" if sc.autocast else "fp32"
+            name = f"{p}, " + (f"{size} sentences" if budget is None else f"{budget} tokens")
+            if base is None:
+                base = ppl
+            else:
+                rel = [abs(x - y) / y for x, y in zip(ppl, base, strict=True)]
+                row["median_rel_diff_vs_baseline"] = statistics.median(rel)
+                row["max_rel_diff_vs_baseline"] = max(rel)
+                row["spearman_vs_baseline"] = float(spearmanr(base, ppl).statistic)
+            row["batching"] = name.split(", ", 1)[1] + " per batch"
+            rows[name + " per batch"] = row
+            print(name, json.dumps(row), flush=True)
     out = {
         "machine": {
             "cpus": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),
             "torch": torch.__version__,
         },  # fmt: skip
-        "model": scorer.label,
-        "dtype": scorer.dtype,
+        "model": next(iter(scorers.values())).label,
+        "cpu_bf16": cpu_bf16_support(),
         "sentences": a.n,
         "runs": rows,
     }
     sig = Signature.build(("bench", "lm"), ("model", a.model), ("n", a.n),
                           ("threads", torch.get_num_threads()))  # fmt: skip
-    cases = {"perplexity": {k: r["sentences_per_s"] for k, r in rows.items()}}
+    cases: dict[str, dict[str, float]] = {}
+    for r in rows.values():  # one group per precision, one bar per batching
+        cases.setdefault(r["precision"], {})[r["batching"]] = r["sentences_per_s"]
     save_benchmark(a.out, out, cases, "sentences / s", sig)
     print(f"wrote {a.out}")
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from paraamr.errors import ConfigError, MissingDependencyError
 
 __all__ = [
+    "native_bf16",
     "available_cores",
     "cpu_bf16_support",
     "chunked",
@@ -180,6 +181,16 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - macOS, Windows
         return os.cpu_count() or 1
+
+
+def native_bf16(device: str) -> bool:
+    """Whether ``device`` runs bf16 natively: a CUDA GPU with bf16, or a CPU with AVX512-BF16
+    or AMX (:func:`cpu_bf16_support`); elsewhere bf16 is emulated and slower than fp32."""
+    import torch
+
+    if str(device).startswith("cuda"):
+        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    return cpu_bf16_support()[0]
 
 
 def cpu_bf16_support() -> tuple[bool, str]:

@@ -67,9 +67,11 @@ def test_lm_benchmark_runs_both_batchings_on_the_same_sentences(tmp_path, data_d
     main(["--model", str(lm), "--n", "24", "--budgets", "256", "--data-dir", str(data_dir),
           "--out", str(out)])  # fmt: skip
     runs = json.loads(out.read_text())["runs"]
-    base, budget = runs["16 sentences per batch"], runs["256 tokens per batch"]
+    base, budget = runs["fp32, 16 sentences per batch"], runs["fp32, 256 tokens per batch"]
     assert base["forward_passes"] == 2  # 24 sentences, 16 per batch
     assert budget["max_rel_diff_vs_baseline"] < 1e-4
+    bf16 = runs["bf16, 16 sentences per batch"]
+    assert bf16["precision"] == "bf16 autocast" and bf16["spearman_vs_baseline"] > 0.9
     assert png_description(tmp_path / "lm.png").startswith("bench:lm|")
 
 

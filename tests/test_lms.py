@@ -73,6 +73,18 @@ def test_token_budget_batches_score_like_the_models_own_loss(tiny_lm):
         CausalLMScorer(str(tiny_lm), device="cpu", max_tokens=0)
 
 
+def test_bf16_on_cpu_is_autocast_named_in_the_signature_and_close_to_fp32(tiny_lm):
+    fp32 = CausalLMScorer(str(tiny_lm), device="cpu")
+    bf16 = CausalLMScorer(str(tiny_lm), device="cpu", dtype="bf16")
+    assert bf16.autocast and "bf16-autocast" in bf16.signature()
+    assert "bf16" not in fp32.signature()
+    a, b = fp32.perplexities(SENTS), bf16.perplexities(SENTS)
+    assert a != b  # autocast ran
+    assert all(abs(x - y) / x < 0.05 for x, y in zip(a, b, strict=True))
+    assert next(bf16.model.parameters()).dtype.is_floating_point  # weights stay fp32
+    assert str(next(bf16.model.parameters()).dtype) == "torch.float32"
+
+
 def test_empty_sentence_gets_nan(tiny_lm):
     scorer = CausalLMScorer(str(tiny_lm), device="cpu")
     a, b = scorer.perplexities(["", "a b"])

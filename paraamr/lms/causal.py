@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 
 from paraamr.errors import ConfigError
-from paraamr.utils import TORCH_DTYPES, length_batches, precision
+from paraamr.utils import TORCH_DTYPES, length_batches, native_bf16, precision
 
 __all__ = ["CausalLMScorer", "mean_nll"]
 
@@ -44,8 +44,10 @@ class CausalLMScorer:
         max_length: sentence tokens kept (longer sentences are cut; counted in ``n_truncated``),
             at most the model's positions.
         label: the model's name in signatures (default ``name_or_path``).
-        dtype: ``fp16`` / ``bf16`` run the model in half precision on a GPU (ignored on CPU,
-            where half precision is slower); log-probabilities are always taken in fp32.
+        dtype: ``fp16`` / ``bf16`` run the model in half precision on a GPU; on a CPU ``bf16``
+            keeps fp32 weights and runs under bf16 autocast (fast with AVX512-BF16 or AMX,
+            slow where bf16 is emulated; ``fp16`` is ignored there); ``auto``: bf16 where the
+            hardware runs it natively, else fp32. Log-probabilities are always taken in fp32.
         max_tokens: a token budget per forward pass (``None``: ``batch_size`` sentences each):
             a batch holds at most ``batch_size`` sentences and at most ``max_tokens`` padded
             tokens (:func:`paraamr.utils.length_batches`), so many short sentences share a pass
@@ -68,6 +70,13 @@ class CausalLMScorer:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.autocast = False
+        if dtype == "auto":  # bf16 where the hardware runs it natively, else fp32
+            dtype = "bf16" if native_bf16(self.device) else None
+        if dtype == "bf16" and self.device == "cpu":
+            # a CPU keeps fp32 weights and runs the matmuls in bf16 (autocast): natively with
+            # AVX512-BF16 / AMX (paraamr.utils.cpu_bf16_support), emulated and slow elsewhere
+            self.autocast, dtype = True, None
         try:
             self.dtype = precision(dtype, self.device)
         except ConfigError as e:
@@ -96,7 +105,8 @@ class CausalLMScorer:
         # "<|im_start|>" -> "<im_start>": '|' separates a Signature's fields
         bos = self.tok.bos_token.replace("|", "") if self.prefix_ids else "none"
         return (
-            f"ppl({self.label},after={bos},tokens-mean,{self.dtype},max_len={self.max_length},"
+            f"ppl({self.label},after={bos},tokens-mean,"
+            f"{'bf16-autocast' if self.autocast else self.dtype},max_len={self.max_length},"
             f"transformers-{transformers.__version__})"
         )
 
@@ -129,7 +139,8 @@ class CausalLMScorer:
                     inp[row, : len(ids[i])] = torch.tensor(ids[i])
                     mask[row, : len(ids[i])] = 1
                 inp, mask = inp.to(self.device), mask.to(self.device)
-                logits = self.model(input_ids=inp, attention_mask=mask).logits
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.autocast):
+                    logits = self.model(input_ids=inp, attention_mask=mask).logits
                 nll = F.cross_entropy(
                     logits[:, :-1].float().transpose(1, 2), inp[:, 1:], reduction="none"
                 )

@@ -119,13 +119,9 @@ def resolve_precision(precision: str, device: str) -> str:
         raise ConfigError(f"similarity.precision must be one of {PRECISIONS}, got {precision!r}")
     if precision != "auto":
         return precision
-    import torch
+    from paraamr.utils import native_bf16
 
-    if str(device).startswith("cuda"):
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
-    from paraamr.utils import cpu_bf16_support
-
-    return "bf16" if cpu_bf16_support()[0] else "fp32"
+    return "bf16" if native_bf16(device) else "fp32"
 
 
 class AutocastEncoder:
