@@ -44,7 +44,11 @@ def _scorer(cfg: DictConfig):
     from paraamr.lms.cache import CachedScorer
 
     scorer = load_scorer(
-        p.model, batch_size=p.batch_size, device=p.device, max_tokens=p.get("max_tokens")
+        p.model,
+        batch_size=p.batch_size,
+        device=p.device,
+        max_tokens=p.get("max_tokens"),
+        dtype=p.get("dtype"),
     )
     return CachedScorer(scorer, p.cache) if p.cache else scorer
 
