@@ -98,3 +98,15 @@ def test_auto_precision_follows_the_hardware(monkeypatch):
     monkeypatch.setattr(utils, "cpu_bf16_support", lambda: (True, "the CPU has AMX"))
     assert resolve_precision("auto", "cpu") == "bf16"
     assert resolve_precision("fp32", "cpu") == "fp32"
+
+
+def test_autocast_encoder_copies_without_recursion():
+    """``copy`` builds the wrapper without ``__init__``: looking up ``model`` must not recurse."""
+    import copy
+
+    from paraamr.metrics.semantic import AutocastEncoder
+
+    class Enc:
+        max_seq_length = 7
+
+    assert copy.copy(AutocastEncoder(Enc(), "cpu")).max_seq_length == 7

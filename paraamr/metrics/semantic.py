@@ -145,6 +145,8 @@ class AutocastEncoder:
         return out.astype(np.float32) if isinstance(out, np.ndarray) else out.float()
 
     def __getattr__(self, name: str):
+        if name == "model":  # not set yet (copy, unpickling): no recursion through getattr
+            raise AttributeError(name)
         return getattr(self.model, name)
 
 
