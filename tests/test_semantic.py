@@ -110,3 +110,17 @@ def test_autocast_encoder_copies_without_recursion():
         max_seq_length = 7
 
     assert copy.copy(AutocastEncoder(Enc(), "cpu")).max_seq_length == 7
+
+
+def test_bf16_embeddings_depend_on_the_batch_fp32_ones_do_not(minilm):
+    """Why Table 2's default stays fp32: a sentence's bf16 embedding changes with the padding
+    its batch gets (so sharded and unsharded runs would differ), its fp32 embedding does not."""
+    from paraamr.metrics.semantic import AutocastEncoder
+
+    short = ["The cat sat on the mat.", "A dog ran."]
+    long = ["A considerably longer sentence that pads the whole batch to many more tokens, so "
+            "every shape of the computation changes."]  # fmt: skip
+    for enc, lo, hi in ((minilm, 0.0, 1e-5), (AutocastEncoder(minilm, "cpu"), 1e-5, 0.02)):
+        alone = enc.encode(short, normalize_embeddings=True)
+        padded = enc.encode(short + long, normalize_embeddings=True)[:2]
+        assert lo <= np.abs(alone - padded).max() <= hi
