@@ -145,6 +145,10 @@ bench-encoder: setup ## Table 2's sentence encoder in fp32 vs bf16 autocast on P
 	$(PY) benchmarks/bench_encoder.py --out results/bench/encoder.json $(ARGS)
 .PHONY: bench-encoder
 
+bench-workers: setup ## Table 2 scoring with 1 vs 2 TED worker processes (metrics.workers), same rows checked
+	$(PY) benchmarks/bench_workers.py --out results/bench/workers.json $(ARGS)
+.PHONY: bench-workers
+
 bench-lm: setup ## perplexity scoring: sentences per batch vs a token budget, SmolLM2 on ParaBank-Eval sentences (same scores checked)
 	$(PY) benchmarks/bench_lm.py --out results/bench/lm.json $(ARGS)
 .PHONY: bench-lm

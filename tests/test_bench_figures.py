@@ -89,3 +89,13 @@ def test_encoder_benchmark_compares_precisions_on_the_same_pairs(tmp_path, data_
     # the aggregation by hand: source a has cosines 0.2 and 0.4, source b 0.9
     pairs = [("a", "x"), ("a", "y"), ("b", "z")]
     assert source_mean_similarity(pairs, [0.2, 0.4, 0.9]) == pytest.approx(60.0)
+
+
+def test_workers_benchmark_writes_the_same_rows_with_a_pool(tmp_path, data_dir):
+    from benchmarks.bench_workers import main
+
+    out = tmp_path / "w.json"
+    main(["--pairs", "30", "--workers", "1", "2", "--data-dir", str(data_dir), "--out", str(out)])
+    runs = json.loads(out.read_text())["runs"]
+    assert [r["workers"] for r in runs.values()] == [1, 2]
+    assert all(r["same_rows"] for r in runs.values())
