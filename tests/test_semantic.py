@@ -124,3 +124,12 @@ def test_bf16_embeddings_depend_on_the_batch_fp32_ones_do_not(minilm):
         alone = enc.encode(short, normalize_embeddings=True)
         padded = enc.encode(short + long, normalize_embeddings=True)[:2]
         assert lo <= np.abs(alone - padded).max() <= hi
+
+
+def test_bf16_encoder_wraps_the_cached_fp32_model():
+    from paraamr.metrics.semantic import load_encoder
+
+    fp32 = load_encoder("minilm", "cpu")
+    bf16 = load_encoder("minilm", "cpu", "bf16")
+    assert bf16.model is fp32 and bf16.precision == "bf16"
+    assert getattr(fp32, "precision", "fp32") == "fp32"

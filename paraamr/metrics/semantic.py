@@ -166,22 +166,19 @@ def load_encoder(name: str, device: str | None = None, precision: str = "fp32"):
 
     ``simcse`` (the supervised SimCSE checkpoint) is wrapped as :class:`PoolerOutputEncoder`;
     everything else loads as a ``SentenceTransformer``. ``precision`` (:func:`resolve_precision`)
-    ``bf16`` wraps it in :class:`AutocastEncoder`; the result's ``precision`` attribute says
-    which ran.
+    ``bf16`` wraps the same cached fp32 model in :class:`AutocastEncoder` (whose ``precision``
+    attribute says ``bf16``; a plain model has none and is fp32), so both precisions in one
+    process load the weights once.
     """
-    target = resolve_model(name)
     device = device or ("cuda" if _cuda() else "cpu")
-    run = resolve_precision(precision, device)
+    if resolve_precision(precision, device) == "bf16":  # the cached fp32 model, under autocast
+        return AutocastEncoder(load_encoder(name, device), device)
+    target = resolve_model(name)
     if name == "simcse" or target == SIMCSE_HUB:
-        model = PoolerOutputEncoder(target, device)
-    else:
-        from sentence_transformers import SentenceTransformer
+        return PoolerOutputEncoder(target, device)
+    from sentence_transformers import SentenceTransformer
 
-        model = SentenceTransformer(target, device=device)
-    if run == "bf16":
-        return AutocastEncoder(model, device)
-    model.precision = "fp32"
-    return model
+    return SentenceTransformer(target, device=device)
 
 
 def _cuda() -> bool:
