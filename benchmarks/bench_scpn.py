@@ -52,11 +52,11 @@ def _random_bart_base(tmp: Path) -> str:
     return str(tmp)
 
 
-def _pairs(n: int):
+def _pairs(n: int, data_dir: str | Path):
     from paraamr.parsers.spacy_backend import SpacyParser
     from paraamr.scpn.pairs import build_pairs
 
-    data = ROOT.parent / "shared" / "data" / "paraphrase" / "msrp" / "msr-para-train.tsv"
+    data = Path(data_dir) / "paraphrase" / "msrp" / "msr-para-train.tsv"
     ps = build_pairs(data, "msrp", parser=SpacyParser(), identity=False, dev_sources=1,
                      limit_sources=n + 1)  # fmt: skip
     return ps.train[:n]
@@ -173,6 +173,9 @@ def bars(out: dict) -> dict[str, dict[str, float]]:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="results/bench/scpn.json")
+    ap.add_argument(
+        "--data-dir", default=os.environ.get("PARAAMR_DATA", ROOT.parent / "shared" / "data")
+    )
     ap.add_argument("--models", default="smollm2", help="smollm2, bart, tiny (comma list)")
     ap.add_argument(
         "--variants",
@@ -196,7 +199,7 @@ def main(argv: list[str] | None = None) -> None:
     from paraamr.utils import cpu_bf16_support
 
     torch.set_num_threads(a.threads)
-    pairs = _pairs(max(a.batch_size, a.sentences))
+    pairs = _pairs(max(a.batch_size, a.sentences), a.data_dir)
     results: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.models.split(","):

@@ -44,13 +44,13 @@ def test_build_bars_and_a_missing_variant():
     assert _widths(fig) == [1.0, 2.0, 3.0]  # "b" has no "x" bar
 
 
-def test_scpn_benchmark_writes_its_figure_beside_its_json(tmp_path):
+def test_scpn_benchmark_writes_its_figure_beside_its_json(tmp_path, data_dir):
     from benchmarks.bench_scpn import bars, main
 
     out = tmp_path / "scpn.json"
     args = ["--models", "tiny", "--variants", "fp32 full,frozen", "--steps", "1",
             "--sentences", "2", "--new-tokens", "4", "--repeats", "1"]  # fmt: skip
-    main([*args, "--out", str(out)])
+    main([*args, "--data-dir", str(data_dir), "--out", str(out)])
     res = json.loads(out.read_text())
     train = {r["variant"]: r["median_s_per_step"] for r in res["results"] if r["kind"] == "train"}
     assert bars(res) == {"tiny-gpt2": train} and set(train) == {"fp32 full", "frozen"}
