@@ -153,7 +153,7 @@ def test_freeze_really_freezes_and_the_trainable_count_is_the_hand_count(tiny_gp
     for p in (*gpt.wte.parameters(), *gpt.wpe.parameters(), *gpt.h[0].parameters()):
         assert p.grad is None
     assert all(p.grad is not None for p in gpt.h[1].parameters())
-    opt = m.configure_optimizers()
+    opt = m.configure_optimizers()["optimizer"]
     assert sum(p.numel() for g in opt.param_groups for p in g["params"]) == want
     with pytest.raises(Exception, match="freezes every block"):
         SCPNModule(tiny_gpt2, freeze_layers=2)

@@ -206,7 +206,7 @@ def test_causal_batch_prompt_masked_and_loss_equals_the_models(module, weather):
     two = module.encode_batch([utterance(t) for t in weather[:3]], [encode(t) for t in weather[:3]])
     module.eval()
     with torch.no_grad():
-        nll, n = module._nll(two)
+        nll, n = module.answer_nll(two)
         own = module.model(**two).loss
     module.train()
     torch.testing.assert_close(nll / n, own)
@@ -224,7 +224,7 @@ def test_frozen_module_trains_only_the_top_block_and_added_rows(tiny_lm, weather
     block0 = [p.detach().clone() for p in m.model.transformer.h[0].parameters()]
     opt = torch.optim.Adam([p for p in m.parameters() if p.requires_grad], lr=1e-2)
     batch = m.encode_batch([utterance(t) for t in weather[:4]], [encode(t) for t in weather[:4]])
-    nll, n = m._nll(batch)
+    nll, n = m.answer_nll(batch)
     (nll / n).backward()
     opt.step()
     emb = m.model.get_input_embeddings().weight

@@ -151,7 +151,9 @@ def test_saved_module_reloads_identically(tiny_bert, tmp_path):
         assert float(
             m2(**m2.encode_batch(["what 's on"], [encode(parse_tree(TREES[2]))])).loss
         ) == pytest.approx(before, rel=1e-6)
-    with pytest.raises(FileNotFoundError):
+    from paraamr.errors import DataNotFoundError
+
+    with pytest.raises(DataNotFoundError, match="top_module.json"):
         Seq2SeqModule.from_saved(tmp_path)
 
 
@@ -184,7 +186,7 @@ def test_top_parse_command_one_line_per_input_invalid_counted(tiny_bert, tmp_pat
     assert cap.out.split("\n")[:3] == out and "parsed 2: valid" in cap.err
     for args, says in (
         (["--model", str(tmp_path / "parser"), "--input", "nosuch.txt"], "nosuch.txt does not"),
-        (["--model", str(tmp_path), "--input", str(inp)], "top_module.json is missing"),
+        (["--model", str(tmp_path), "--input", str(inp)], "not a saved TOP model dir"),
     ):
         with pytest.raises(SystemExit) as e:
             main(["top", "parse", *args])

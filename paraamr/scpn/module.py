@@ -1,17 +1,18 @@
-"""The SCPN Lightning module: any Hugging Face encoder-decoder or decoder-only LM fine-tuned to
-write a paraphrase of a source with a given syntax.
+"""The SCPN task on the one conditional-generation module
+(:class:`paraamr.training.condgen.CondGenModule`): any Hugging Face encoder-decoder or
+decoder-only LM fine-tuned to write a paraphrase of a source with a given syntax.
 
-The loss is the model's token cross-entropy over the target (decoder-only: the prompt and the
-padding carry label -100, so only the paraphrase and its eos count). Dev loss is logged as
-``val/loss`` (the best checkpoint is chosen on it). :meth:`SCPNModule.save` writes a plain
-``save_pretrained`` dir (loadable with ``AutoModelForSeq2SeqLM`` / ``AutoModelForCausalLM``)
-plus ``scpn.json`` (input format, lengths, architecture) so :meth:`SCPNModule.load` rebuilds the
-paraphraser.
+What is SCPN's own: the prompt and answer layout (:class:`paraamr.scpn.data.Encoder`: input
+formats, template infilling) and the reading of answers (a tree answer stops at the bracket that
+closes its root; its words are the paraphrase). Loss, ``val/loss`` (the best checkpoint is chosen
+on it), optimiser, generation mode and files are the shared module's: :meth:`SCPNModule.save`
+writes a plain ``save_pretrained`` dir (loadable with ``AutoModelForSeq2SeqLM`` /
+``AutoModelForCausalLM``) plus ``scpn.json`` (input format, lengths, architecture) so
+:meth:`SCPNModule.load` rebuilds the paraphraser.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections import Counter
@@ -19,14 +20,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pytorch_lightning as pl
 import torch
 
-from paraamr.errors import ConfigError, DataNotFoundError
 from paraamr.lms.loading import load_lm
 from paraamr.scpn.data import ANSWER_PREFIX, Encoder
 from paraamr.scpn.formats import get_format
-from paraamr.training.recipe import causal_answer_nll, freeze_lower_layers
+from paraamr.training.condgen import OPTIMIZERS, SCHEDULES, CondGenModule, check_choice
+from paraamr.training.recipe import freeze_lower_layers
 from paraamr.utils import map_length_batches
 
 __all__ = ["SCPNModule", "SCPN_CONFIG", "DevBleu"]
@@ -34,10 +34,9 @@ __all__ = ["SCPNModule", "SCPN_CONFIG", "DevBleu"]
 log = logging.getLogger(__name__)
 
 SCPN_CONFIG = "scpn.json"
-OPTIMIZERS = ("adam", "adamw")
 
 
-class SCPNModule(pl.LightningModule):
+class SCPNModule(CondGenModule):
     """Fine-tune ``model_name_or_path`` as a syntactically controlled paraphraser.
 
     Args:
@@ -49,7 +48,8 @@ class SCPNModule(pl.LightningModule):
         lr: learning rate (paper 3e-5).
         optimizer: ``adam`` (paper: Adam, no weight decay) or ``adamw``.
         weight_decay: 0 in the paper.
-        warmup_steps: linear warm-up steps (0: constant rate).
+        warmup_steps: linear warm-up steps (0: none).
+        schedule: after warm-up, ``constant`` or ``linear`` decay to 0 at the last step.
         max_source_length, max_target_length, max_syntax_length: paper 60 / 60 / 200 tokens.
         num_beams: beam size at generation (paper 4).
         max_new_tokens: generation limit (``None``: ``max_target_length``).
@@ -68,6 +68,8 @@ class SCPNModule(pl.LightningModule):
     (answers whose bracket structure is exactly the prompt's template).
     """
 
+    task_name = "SCPN"
+    sidecar = SCPN_CONFIG
     nonfinite_hint = (
         "lower model.lr or raise model.warmup_steps, check the pairs for empty targets, "
         "or use precision 32"
@@ -93,16 +95,16 @@ class SCPNModule(pl.LightningModule):
         template_depth: int | None = 4,
         train_template_depths: list[int] | None = None,
         freeze_layers: int | None = None,
+        schedule: str = "constant",
     ) -> None:
         super().__init__()
-        if optimizer not in OPTIMIZERS:
-            raise ConfigError(f"model.optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+        check_choice(optimizer, OPTIMIZERS, "model.optimizer")
+        check_choice(schedule, SCHEDULES, "model.schedule")
         if train_template_depths is not None:  # a plain list: checkpoints load weights-only
             train_template_depths = [int(d) for d in train_template_depths]
         self.save_hyperparameters()
-        self.model, self.tokenizer, self.arch = load_lm(
-            model_name_or_path, arch, tokenizer_name_or_path
-        )
+        self.model, self.tokenizer, kind = load_lm(model_name_or_path, arch, tokenizer_name_or_path)
+        self.arch = "seq2seq" if kind == "bert2bert" else kind  # a warm-started pair is seq2seq
         self.model.train()  # from_pretrained leaves it in eval mode (dropout off)
         self.freeze_stats = freeze_lower_layers(self.model, freeze_layers)
         self.fmt = get_format(input_format, parse_depth)
@@ -122,45 +124,22 @@ class SCPNModule(pl.LightningModule):
         )
         self.answer_counts: Counter = Counter()
         self._bracket_deltas: torch.Tensor | None = None
-        self.lr, self.optimizer_name = lr, optimizer
-        self.weight_decay, self.warmup_steps = weight_decay, warmup_steps
         self.num_beams = num_beams
         self.max_new_tokens = max_new_tokens or max_target_length
 
-    # training -------------------------------------------------------------------------------
-    def forward(self, **batch: torch.Tensor) -> Any:
-        return self.model(**batch)
+    def optimizer_settings(self) -> dict[str, Any]:
+        hp = self.hparams
+        keys = ("lr", "optimizer", "weight_decay", "warmup_steps", "schedule")
+        return {k: hp.get(k, "constant" if k == "schedule" else None) for k in keys}
 
-    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Token cross-entropy of the answer.
-
-        Decoder-only: :func:`paraamr.training.recipe.causal_answer_nll` (the output head only
-        on the answer positions; the value equals the model's own ``loss``).
-        """
-        if self.arch != "causal":
-            return self.model(**batch).loss
-        nll, n = causal_answer_nll(self.model, batch)
-        return nll / n
-
-    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        loss = self.loss(batch)
-        self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
-        return loss
-
-    def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        loss = self.loss(batch)
-        self.log("val/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
-        return loss
-
-    def configure_optimizers(self) -> Any:
-        cls = torch.optim.Adam if self.optimizer_name == "adam" else torch.optim.AdamW
-        params = [p for p in self.model.parameters() if p.requires_grad]
-        opt = cls(params, lr=self.lr, weight_decay=self.weight_decay)
-        if not self.warmup_steps:
-            return opt
-        w = self.warmup_steps
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / w))
-        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+    def sidecar_settings(self) -> dict[str, Any]:
+        hp = dict(self.hparams)
+        hp.update(
+            model_name_or_path=None, tokenizer_name_or_path=None, arch=self.arch,
+            format_signature=self.fmt.signature(), answer_prefix=ANSWER_PREFIX,
+            trained_from=self.hparams["model_name_or_path"],
+        )  # fmt: skip
+        return hp
 
     # generation -----------------------------------------------------------------------------
     @torch.no_grad()
@@ -176,30 +155,23 @@ class SCPNModule(pl.LightningModule):
         paraphrase is the answer's words (:func:`paraamr.scpn.infill.read_answer`; a failed
         answer is an empty string, counted in :attr:`answer_counts`).
         """
-        was = self.model.training
-        self.model.eval()
-        try:
-            batch = {k: v.to(self.device) for k, v in self.encoder.prompts(segment_lists).items()}
-            kw: dict[str, Any] = {
-                "num_beams": num_beams or self.num_beams,
-                "max_new_tokens": max_new_tokens or self.max_new_tokens,
-                "do_sample": False,
-                "pad_token_id": self.tokenizer.pad_token_id,
-            }
-            if self.arch == "causal":
-                kw["eos_token_id"] = self.tokenizer.eos_token_id
-            if self.output_format == "tree":
-                from transformers import StoppingCriteriaList
-
-                start = batch["input_ids"].shape[1] if self.arch == "causal" else 1
-                kw["stopping_criteria"] = StoppingCriteriaList(
-                    [RootClosed(self.bracket_deltas(), start)]
-                )
-            out = self.model.generate(**batch, **kw)
-        finally:
-            self.model.train(was)
+        batch = self.encoder.prompts(segment_lists)
+        kw: dict[str, Any] = {
+            "num_beams": num_beams or self.num_beams,
+            "max_new_tokens": max_new_tokens or self.max_new_tokens,
+            "do_sample": False,
+            "pad_token_id": self.tokenizer.pad_token_id,
+        }
         if self.arch == "causal":
-            out = out[:, batch["input_ids"].shape[1] :]
+            kw["eos_token_id"] = self.tokenizer.eos_token_id
+        if self.output_format == "tree":
+            from transformers import StoppingCriteriaList
+
+            start = batch["input_ids"].shape[1] if self.arch == "causal" else 1
+            kw["stopping_criteria"] = StoppingCriteriaList(
+                [RootClosed(self.bracket_deltas(), start)]
+            )
+        out = self.generate_ids(batch, **kw)
         texts = self.tokenizer.batch_decode(out, skip_special_tokens=True)
         if self.output_format == "plain":
             return [_clean_output(t) for t in texts]
@@ -230,27 +202,15 @@ class SCPNModule(pl.LightningModule):
     # saving ---------------------------------------------------------------------------------
     def save(self, out_dir: str | os.PathLike, extra: dict[str, Any] | None = None) -> Path:
         """``save_pretrained`` the model and tokenizer, plus ``scpn.json``."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(out)
-        self.tokenizer.save_pretrained(out)
-        hp = dict(self.hparams)
-        hp.update(
-            model_name_or_path=str(out), tokenizer_name_or_path=None, arch=self.arch,
-            format_signature=self.fmt.signature(), answer_prefix=ANSWER_PREFIX,
-            trained_from=self.hparams["model_name_or_path"],
-        )  # fmt: skip
-        hp.update(extra or {})
-        (out / SCPN_CONFIG).write_text(json.dumps(hp, indent=2, default=str), encoding="utf-8")
-        return out
+        settings = self.sidecar_settings()
+        settings["model_name_or_path"] = str(Path(out_dir))
+        settings.update(extra or {})
+        return self.save_files(out_dir, settings)
 
     @classmethod
     def load(cls, model_dir: str | os.PathLike, **overrides: Any) -> SCPNModule:
         """Rebuild a trained paraphraser from :meth:`save` output."""
-        path = Path(model_dir) / SCPN_CONFIG
-        if not path.exists():
-            raise DataNotFoundError(f"{model_dir} is not an SCPN model dir (no {SCPN_CONFIG})")
-        hp = json.loads(path.read_text(encoding="utf-8"))
+        hp = cls.read_sidecar(model_dir)
         keys = set(cls.__init__.__code__.co_varnames[1 : cls.__init__.__code__.co_argcount])
         kwargs = {k: v for k, v in hp.items() if k in keys}
         kwargs.update(model_name_or_path=str(model_dir), **overrides)

@@ -1,7 +1,11 @@
-"""One LightningModule for the TOP generator (template -> encoded tree) and the parsers
-(utterance -> tree), over a Hugging Face encoder-decoder or decoder-only LM.
+"""The TOP tasks on the one conditional-generation module
+(:class:`paraamr.training.condgen.CondGenModule`): the generator (template -> encoded tree) and
+the parsers (utterance -> tree), over a Hugging Face encoder-decoder or decoder-only LM. What is
+TOP's own: label tokens, the prompt and answer layout, decoding that cannot leave its input;
+loss, ``val/loss``, optimiser, generation mode and files are the shared module's.
 
-Backbones (``model_name_or_path``; ``arch`` from :data:`ARCHS`, ``auto`` picks by the config):
+Backbones (``model_name_or_path``; ``arch`` from :data:`paraamr.lms.loading.ARCHS`, ``auto``
+picks by the config, :func:`paraamr.lms.loading.load_lm` loads them):
 
 - a seq2seq model (``facebook/bart-base``, the paper's preset; a saved module dir; a tiny
   random BART in tests) is loaded with ``AutoModelForSeq2SeqLM`` (``arch: seq2seq``);
@@ -39,17 +43,15 @@ cross-entropy) and ``val/ppl`` = exp of it: the best checkpoint is chosen by it.
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pytorch_lightning as pl
 import torch
 
 from paraamr.errors import ConfigError
+from paraamr.lms.loading import load_lm
 from paraamr.top.constraints import (
     MAX_DEPTH,
     ConstrainedLogits,
@@ -60,12 +62,8 @@ from paraamr.top.constraints import (
 )
 from paraamr.top.encoding import encode
 from paraamr.top.trees import MASK, Node
-from paraamr.training.recipe import (
-    causal_answer_nll,
-    freeze_lower_layers,
-    merged_embeddings,
-    train_new_embedding_rows,
-)
+from paraamr.training.condgen import OPTIMIZERS, SCHEDULES, CondGenModule, check_choice
+from paraamr.training.recipe import freeze_lower_layers, train_new_embedding_rows
 
 __all__ = [
     "Seq2SeqModule",
@@ -73,16 +71,12 @@ __all__ = [
     "add_tokens",
     "decode_ids",
     "needs_label_tokens",
-    "resolve_backbone",
     "MODULE_FILE",
-    "ARCHS",
-    "resolve_top_arch",
 ]
 
 log = logging.getLogger(__name__)
 
 MODULE_FILE = "top_module.json"
-ARCHS = ("auto", "seq2seq", "bert2bert", "causal")
 
 
 def label_tokens(labels: Sequence[str]) -> list[str]:
@@ -96,36 +90,6 @@ def label_tokens(labels: Sequence[str]) -> list[str]:
         enc = encode(Node(lab, ("x",))).split()
         out += [enc[0], enc[-1]]
     return out
-
-
-def resolve_backbone(name: str) -> str:
-    """Preset names (``minilm``, ``smollm2``) to a loadable path or hub name; others unchanged."""
-    from paraamr.lms import resolve_lm
-    from paraamr.metrics.semantic import resolve_model
-
-    if name == "smollm2":
-        return resolve_lm(name)[0]
-    return resolve_model(name)
-
-
-def resolve_top_arch(config: Any, arch: str) -> str:
-    """``seq2seq``, ``bert2bert`` or ``causal`` for a backbone config and an ``arch`` setting:
-    ``auto`` is ``seq2seq`` for an encoder-decoder, ``bert2bert`` for a masked LM (BERT-like),
-    ``causal`` otherwise.
-
-    >>> from transformers import BertConfig, LlamaConfig, BartConfig
-    >>> [resolve_top_arch(c(), "auto") for c in (BartConfig, BertConfig, LlamaConfig)]
-    ['seq2seq', 'bert2bert', 'causal']
-    """
-    if arch not in ARCHS:
-        raise ConfigError(f"model.arch must be one of {ARCHS}, got {arch!r}")
-    if arch != "auto":
-        return arch
-    if getattr(config, "is_encoder_decoder", False):
-        return "seq2seq"
-    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
-
-    return "bert2bert" if config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES else "causal"
 
 
 def add_tokens(tokenizer: Any, tokens: Sequence[str]) -> tuple[list[str], list[list[int]]]:
@@ -197,7 +161,7 @@ def needs_label_tokens(tokenizer: Any, tokens: Sequence[str]) -> bool:
     return False
 
 
-class Seq2SeqModule(pl.LightningModule):
+class Seq2SeqModule(CondGenModule):
     """Seq2seq training and generation (see the module docstring).
 
     Args:
@@ -212,7 +176,7 @@ class Seq2SeqModule(pl.LightningModule):
         weight_decay: for ``adamw``.
         max_source_length: source truncation (tokens).
         max_target_length: target truncation and the generation limit (tokens).
-        arch: one of :data:`ARCHS` (``auto``: by the backbone's config).
+        arch: one of :data:`paraamr.lms.loading.ARCHS` (``auto``: by the backbone's config).
         freeze_layers: freeze the embeddings and the lowest N blocks (``None``: train all).
         constrained: decode inside the input (decoder-only models with label tokens; see
             the module docstring).
@@ -226,6 +190,8 @@ class Seq2SeqModule(pl.LightningModule):
             confused parser cannot nest labels deeper than anything it was shown.
     """
 
+    task_name = "TOP"
+    sidecar = MODULE_FILE
     nonfinite_hint = (
         "lower model.lr or raise model.warmup_steps; with precision 16 use bf16-mixed or 32"
     )
@@ -250,12 +216,8 @@ class Seq2SeqModule(pl.LightningModule):
         max_depth: int | None = None,
     ) -> None:
         super().__init__()
-        from transformers import AutoConfig, AutoTokenizer
-
-        if schedule not in ("constant", "linear"):
-            raise ConfigError(f"model.schedule must be constant or linear, got {schedule!r}")
-        if optimizer not in ("adam", "adamw"):
-            raise ConfigError(f"model.optimizer must be adam or adamw, got {optimizer!r}")
+        check_choice(schedule, SCHEDULES, "model.schedule")
+        check_choice(optimizer, OPTIMIZERS, "model.optimizer")
         if max_depth is not None and int(max_depth) < 1:
             raise ConfigError(f"model.max_depth must be >= 1 or null, got {max_depth!r}")
         if add_label_tokens not in (True, False, "auto"):
@@ -280,27 +242,10 @@ class Seq2SeqModule(pl.LightningModule):
             "train_added_embeddings": bool(train_added_embeddings),
             "max_depth": None if max_depth is None else int(max_depth),
         }
-        path = resolve_backbone(model_name_or_path)
-        self.tokenizer = AutoTokenizer.from_pretrained(
-            resolve_backbone(tokenizer_name_or_path) if tokenizer_name_or_path else path
+        self.model, self.tokenizer, self.arch = load_lm(
+            model_name_or_path, arch, tokenizer_name_or_path
         )
-        config = AutoConfig.from_pretrained(path)
-        self.arch = resolve_top_arch(config, arch)
         self.settings["arch"] = self.arch
-        if self.arch == "seq2seq":
-            from transformers import AutoModelForSeq2SeqLM
-
-            self.model = AutoModelForSeq2SeqLM.from_pretrained(path)
-        elif self.arch == "causal":
-            from transformers import AutoModelForCausalLM
-
-            self.model = AutoModelForCausalLM.from_pretrained(path)
-            if self.tokenizer.pad_token_id is None:
-                self.tokenizer.pad_token = self.tokenizer.eos_token
-        else:
-            from transformers import EncoderDecoderModel
-
-            self.model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
         # an EncoderDecoderModel pairs two encoder-style models (BERT: [CLS] ... [SEP])
         self.warm_started = getattr(self.model.config, "model_type", "") == "encoder-decoder"
         self.added_tokens: list[str] = []
@@ -310,7 +255,6 @@ class Seq2SeqModule(pl.LightningModule):
             add_label_tokens == "auto" and needs_label_tokens(self.tokenizer, tokens)
         ):
             self._add_tokens(tokens)
-        self._set_special_ids()
         self.freeze_stats = freeze_lower_layers(self.model, freeze_layers)
         if freeze_layers and self.added_tokens and train_added_embeddings:
             train_new_embedding_rows(self.model, vocab_before)
@@ -319,7 +263,13 @@ class Seq2SeqModule(pl.LightningModule):
         self.units = UnitTokenizer(self.tokenizer) if self.arch == "causal" else None
         self._label_ids: LabelIds | None = None
         self.model.train()  # transformers loads in eval mode; fine-tune with dropout
-        self._val = [0.0, 0]
+
+    def optimizer_settings(self) -> dict[str, Any]:
+        keys = ("lr", "optimizer", "weight_decay", "warmup_steps", "schedule")
+        return {k: self.settings[k] for k in keys}
+
+    def sidecar_settings(self) -> dict[str, Any]:
+        return {**self.settings, "added_tokens": self.added_tokens}
 
     # ---------------------------------------------------------------- vocabulary
     def _add_tokens(self, tokens: Sequence[str]) -> None:
@@ -340,31 +290,6 @@ class Seq2SeqModule(pl.LightningModule):
             self.model.config.decoder.vocab_size = size
             self.model.config.encoder.vocab_size = size
         log.info("added %d label tokens to the tokenizer (now %d)", len(new), size)
-
-    def _set_special_ids(self) -> None:
-        tok, cfg = self.tokenizer, self.model.config
-        if self.arch == "causal":
-            self.model.generation_config.pad_token_id = tok.pad_token_id
-            self.model.generation_config.eos_token_id = tok.eos_token_id
-            return
-        if self.warm_started:
-            start = tok.cls_token_id if tok.cls_token_id is not None else tok.bos_token_id
-            eos = tok.sep_token_id if tok.sep_token_id is not None else tok.eos_token_id
-            cfg.decoder_start_token_id = start
-            cfg.pad_token_id = tok.pad_token_id
-            cfg.eos_token_id = eos
-            gen = self.model.generation_config
-            gen.decoder_start_token_id, gen.pad_token_id, gen.eos_token_id = (
-                start,
-                tok.pad_token_id,
-                eos,
-            )
-            gen.bos_token_id = start
-        if cfg.pad_token_id is None or getattr(cfg, "decoder_start_token_id", None) is None:
-            raise ConfigError(
-                f"model.model_name_or_path: {self.settings['model_name_or_path']!r} has no "
-                "pad / decoder start token id"
-            )
 
     # ---------------------------------------------------------------- batches
     def encode_batch(
@@ -427,67 +352,6 @@ class Seq2SeqModule(pl.LightningModule):
             "labels": torch.tensor(labels),
         }
 
-    def forward(self, **batch: torch.Tensor) -> Any:
-        return self.model(**batch)
-
-    def _nll(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int]:
-        if self.arch == "causal":
-            return causal_answer_nll(self.model, batch)
-        logits = self.model(**batch).logits
-        labels = batch["labels"]
-        nll = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]).float(),
-            labels.reshape(-1),
-            ignore_index=-100,
-            reduction="sum",
-        )
-        return nll, int((labels != -100).sum())
-
-    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        if self.arch == "causal":
-            nll, n = causal_answer_nll(self.model, batch)
-            loss = nll / n
-        else:
-            loss = self.model(**batch).loss
-        self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
-        return loss
-
-    def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
-        nll, n = self._nll(batch)
-        self._val[0] += float(nll)
-        self._val[1] += n
-
-    def on_validation_epoch_start(self) -> None:
-        self._val = [0.0, 0]
-
-    def on_validation_epoch_end(self) -> None:
-        total, n = self._val
-        if n == 0:
-            return
-        loss = total / n
-        self.log("val/loss", loss, prog_bar=True, sync_dist=True)
-        self.log("val/ppl", math.exp(min(loss, 50.0)), sync_dist=True)
-
-    def configure_optimizers(self) -> Any:
-        s = self.settings
-        opt_cls = torch.optim.AdamW if s["optimizer"] == "adamw" else torch.optim.Adam
-        params = [p for p in self.parameters() if p.requires_grad]
-        opt = opt_cls(params, lr=s["lr"], weight_decay=s["weight_decay"])
-        warm = max(0, int(s["warmup_steps"]))
-        total = None
-        if s["schedule"] == "linear":
-            total = int(self.trainer.estimated_stepping_batches)
-
-        def factor(step: int) -> float:
-            if warm and step < warm:
-                return (step + 1) / warm
-            if total is None:
-                return 1.0
-            return max(0.0, (total - step) / max(1, total - warm))
-
-        sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
-        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
-
     # ---------------------------------------------------------------- generation
     @torch.no_grad()
     def generate(
@@ -503,34 +367,27 @@ class Seq2SeqModule(pl.LightningModule):
         """Decode ``sources`` (greedy / beam search, or top-p sampling seeded by ``seed``);
         with ``constrained``, inside each source (a template if it holds ``[mask]``, else an
         utterance)."""
-        was = self.training
-        self.eval()
-        try:
-            batch = self.encode_batch(sources)
-            batch = {k: v.to(self.device) for k, v in batch.items()}
-            kwargs: dict[str, Any] = {
-                "max_new_tokens": max_new_tokens or self.settings["max_target_length"],
-                "num_beams": num_beams,
-            }
-            start = batch["input_ids"].shape[1] if self.arch == "causal" else 0
-            if self.settings["constrained"]:
-                from transformers import LogitsProcessorList
+        batch = self.encode_batch(sources)
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max_new_tokens or self.settings["max_target_length"],
+            "num_beams": num_beams,
+        }
+        if self.settings["constrained"]:
+            from transformers import LogitsProcessorList
 
-                ids = self.label_ids()
-                rules = [self.constraint(x) for x in sources]
-                kwargs["logits_processor"] = LogitsProcessorList(
-                    [ConstrainedLogits(rules, start, ids.free)]
-                )
-            if do_sample:
-                if seed is not None:
-                    torch.manual_seed(seed)
-                kwargs.update(do_sample=True, top_p=top_p, top_k=0)
-            else:
-                kwargs.update(do_sample=False)
-            out = self.model.generate(**batch, **kwargs)
-            return [decode_ids(self.tokenizer, ids) for ids in out[:, start:]]
-        finally:
-            self.train(was)
+            start = batch["input_ids"].shape[1]  # constrained: decoder-only
+            rules = [self.constraint(x) for x in sources]
+            kwargs["logits_processor"] = LogitsProcessorList(
+                [ConstrainedLogits(rules, start, self.label_ids().free)]
+            )
+        if do_sample:
+            if seed is not None:
+                torch.manual_seed(seed)
+            kwargs.update(do_sample=True, top_p=top_p, top_k=0)
+        else:
+            kwargs.update(do_sample=False)
+        out = self.generate_ids(batch, **kwargs)
+        return [decode_ids(self.tokenizer, ids) for ids in out]
 
     def label_ids(self) -> LabelIds:
         """The label token ids of this module's vocabulary (for constrained decoding)."""
@@ -554,23 +411,12 @@ class Seq2SeqModule(pl.LightningModule):
     # ---------------------------------------------------------------- files
     def save(self, out_dir: str | Path) -> Path:
         """``save_pretrained`` of model and tokenizer + ``top_module.json``."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        with merged_embeddings(self.model):
-            self.model.save_pretrained(out)
-        self.tokenizer.save_pretrained(out)
-        meta = {**self.settings, "added_tokens": self.added_tokens}
-        (out / MODULE_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        return out
+        return self.save_files(out_dir, self.sidecar_settings())
 
     @classmethod
     def from_saved(cls, path: str | Path) -> Seq2SeqModule:
         """A module from :meth:`save` (its settings; model and tokenizer from ``path``)."""
-        path = Path(path)
-        meta_path = path / MODULE_FILE
-        if not meta_path.exists():
-            raise FileNotFoundError(f"{meta_path} is missing: not a saved TOP module dir")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = cls.read_sidecar(path)
         meta.pop("added_tokens", None)
         if meta.get("arch") == "bert2bert":  # saved warm-started: a whole EncoderDecoderModel
             meta["arch"] = "seq2seq"

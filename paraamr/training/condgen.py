@@ -1,0 +1,216 @@
+"""The one conditional-generation LightningModule: a Hugging Face LM fine-tuned to write an
+answer for a prompt (SCPN paraphrases and their parse generator, the TOP generator and parsers).
+
+A task module (:class:`paraamr.scpn.module.SCPNModule`, :class:`paraamr.top.module.Seq2SeqModule`)
+loads its backbone with :func:`paraamr.lms.loading.load_lm`, lays out its prompts and answers,
+and reads the answers back; everything else is here, written once:
+
+- **loss**: the answer's token cross-entropy. A decoder-only batch carries label -100 on the
+  prompt and the padding (:func:`paraamr.training.recipe.causal_answer_nll`: the output head runs
+  on the answer positions only); an encoder-decoder batch carries the answer as ``labels``.
+- **validation**: ``val/loss``, the token-weighted mean cross-entropy over the whole dev set
+  (every answer token counts once, whatever batch it falls in), and ``val/ppl`` = exp of it; the
+  best checkpoint is chosen on ``val/loss``.
+- **optimiser and schedule** (:func:`build_optimizer`): Adam or AdamW, linear warm-up, then a
+  constant rate or a linear decay to 0 at the trainer's last step.
+- **generation** (:meth:`CondGenModule.generate_ids`): eval mode for the call, the previous mode
+  restored in ``finally`` (also after an exception); the prompt cut off a decoder-only output.
+- **files** (:meth:`CondGenModule.save_files`, :meth:`CondGenModule.read_sidecar`):
+  ``save_pretrained`` of model and tokenizer (plain ``AutoModelFor...`` load them) plus a JSON
+  sidecar with the task's settings.
+
+Examples:
+    >>> import torch
+    >>> opt = build_optimizer([torch.nn.Parameter(torch.zeros(1))], lr=1.0, warmup_steps=4)
+    >>> [round(opt["lr_scheduler"]["scheduler"].lr_lambdas[0](s), 2) for s in range(5)]
+    [0.25, 0.5, 0.75, 1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytorch_lightning as pl
+import torch
+
+from paraamr.errors import ConfigError, DataNotFoundError
+from paraamr.training.recipe import causal_answer_nll, merged_embeddings
+
+__all__ = ["CondGenModule", "build_optimizer", "check_choice", "OPTIMIZERS", "SCHEDULES"]
+
+OPTIMIZERS = ("adam", "adamw")
+SCHEDULES = ("constant", "linear")
+
+
+def check_choice(value: Any, choices: Sequence[Any], key: str) -> Any:
+    """``value`` if it is one of ``choices``, else a :class:`ConfigError` naming ``key``.
+
+    >>> check_choice("adam", OPTIMIZERS, "model.optimizer")
+    'adam'
+    """
+    if value not in choices:
+        raise ConfigError(f"{key} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+def build_optimizer(
+    params: Iterable[torch.nn.Parameter],
+    *,
+    lr: float,
+    optimizer: str = "adam",
+    weight_decay: float = 0.0,
+    warmup_steps: int = 0,
+    schedule: str = "constant",
+    total_steps: int | None = None,
+) -> dict[str, Any]:
+    """Lightning's ``configure_optimizers`` answer: ``torch.optim.Adam`` (the papers: Adam, no
+    weight decay) or ``AdamW`` over ``params``, with a per-step ``LambdaLR``: linear warm-up to
+    ``lr`` over ``warmup_steps`` (0: none), then ``constant`` or ``linear`` decay to 0 at
+    ``total_steps``.
+
+    Raises:
+        ConfigError: an unknown optimizer or schedule, or ``linear`` without ``total_steps``.
+    """
+    check_choice(optimizer, OPTIMIZERS, "model.optimizer")
+    check_choice(schedule, SCHEDULES, "model.schedule")
+    if schedule == "linear" and not total_steps:
+        raise ConfigError("model.schedule=linear needs the trainer's step count (max_steps)")
+    cls = torch.optim.Adam if optimizer == "adam" else torch.optim.AdamW
+    opt = cls(list(params), lr=lr, weight_decay=weight_decay)
+    warm = max(0, int(warmup_steps))
+    total = int(total_steps) if schedule == "linear" else None
+
+    def factor(step: int) -> float:
+        if warm and step < warm:
+            return (step + 1) / warm
+        if total is None:
+            return 1.0
+        return max(0.0, (total - step) / max(1, total - warm))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
+    return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+
+class CondGenModule(pl.LightningModule):
+    """Training, validation, optimiser, generation and files of a conditional LM (see the
+    module docstring). A subclass sets ``self.model``, ``self.tokenizer`` and ``self.arch``
+    (``causal``, ``seq2seq`` or ``bert2bert``) and implements :meth:`optimizer_settings` and
+    :meth:`sidecar_settings`; it names its sidecar file in :attr:`sidecar` and itself in
+    :attr:`task_name` (for error messages)."""
+
+    sidecar: ClassVar[str] = "condgen.json"
+    task_name: ClassVar[str] = "conditional-generation"
+    nonfinite_hint = "lower model.lr or raise model.warmup_steps, or use precision 32"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._val_sum, self._val_tokens = 0.0, 0
+
+    # ------------------------------------------------------------------ task hooks
+    def optimizer_settings(self) -> dict[str, Any]:
+        """``lr``, ``optimizer``, ``weight_decay``, ``warmup_steps``, ``schedule``."""
+        raise NotImplementedError
+
+    def sidecar_settings(self) -> dict[str, Any]:
+        """What :meth:`save` writes into the sidecar (enough for the subclass to rebuild)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ loss
+    def forward(self, **batch: torch.Tensor) -> Any:
+        return self.model(**batch)
+
+    def answer_nll(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, int]:
+        """``(summed cross-entropy, tokens)`` of the answers in ``batch``."""
+        if self.arch == "causal":
+            return causal_answer_nll(self.model, batch)
+        logits = self.model(**batch).logits
+        labels = batch["labels"]
+        nll = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]).float(),
+            labels.reshape(-1),
+            ignore_index=-100,
+            reduction="sum",
+        )
+        return nll, int((labels != -100).sum())
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Mean token cross-entropy of the answers (the model's own ``loss``)."""
+        if self.arch == "causal":
+            nll, n = causal_answer_nll(self.model, batch)
+            return nll / n
+        return self.model(**batch).loss
+
+    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        loss = self.loss(batch)
+        self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
+        return loss
+
+    def on_validation_epoch_start(self) -> None:
+        self._val_sum, self._val_tokens = 0.0, 0
+
+    def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
+        nll, n = self.answer_nll(batch)
+        self._val_sum += float(nll)
+        self._val_tokens += n
+
+    def on_validation_epoch_end(self) -> None:
+        if self._val_tokens == 0:
+            return
+        loss = self._val_sum / self._val_tokens
+        self.log("val/loss", loss, prog_bar=True, sync_dist=True)
+        self.log("val/ppl", math.exp(min(loss, 50.0)), sync_dist=True)
+
+    def configure_optimizers(self) -> Any:
+        s = dict(self.optimizer_settings())
+        total = None
+        if s.get("schedule", "constant") == "linear":
+            total = int(self.trainer.estimated_stepping_batches)
+        params = [p for p in self.parameters() if p.requires_grad]
+        return build_optimizer(params, total_steps=total, **s)
+
+    # ------------------------------------------------------------------ generation
+    @torch.no_grad()
+    def generate_ids(self, batch: dict[str, torch.Tensor], **kwargs: Any) -> torch.Tensor:
+        """``model.generate`` on ``batch`` (moved to the module's device) in eval mode, the
+        previous mode restored afterwards, also when generation raises; returns the generated
+        ids only (a decoder-only model's prompt columns cut off)."""
+        was = self.training
+        self.eval()
+        try:
+            batch = {k: v.to(self.device) for k, v in batch.items()}
+            out = self.model.generate(**batch, **kwargs)
+        finally:
+            self.train(was)
+        start = batch["input_ids"].shape[1] if self.arch == "causal" else 0
+        return out[:, start:]
+
+    # ------------------------------------------------------------------ files
+    def save_files(self, out_dir: str | Path, settings: dict[str, Any]) -> Path:
+        """``save_pretrained`` of model (added embedding rows merged back) and tokenizer, plus
+        ``settings`` as the JSON sidecar."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        with merged_embeddings(self.model):
+            self.model.save_pretrained(out)
+        self.tokenizer.save_pretrained(out)
+        text = json.dumps(settings, indent=2, default=str) + "\n"
+        (out / self.sidecar).write_text(text, encoding="utf-8")
+        return out
+
+    @classmethod
+    def read_sidecar(cls, model_dir: str | Path) -> dict[str, Any]:
+        """The settings :meth:`save_files` wrote into ``model_dir``.
+
+        Raises:
+            DataNotFoundError: ``model_dir`` holds no sidecar (not a saved model of this kind).
+        """
+        path = Path(model_dir) / cls.sidecar
+        if not path.is_file():
+            raise DataNotFoundError(
+                f"{model_dir}: not a saved {cls.task_name} model dir (no {cls.sidecar})"
+            )
+        return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,127 @@
+"""The one conditional-generation module (paraamr.training.condgen) under SCPN and TOP: one
+loss, one token-weighted dev loss, one optimiser/schedule builder, one generation wrapper, one
+sidecar reader, one backbone loader."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from paraamr.errors import ConfigError, DataNotFoundError
+from paraamr.scpn.module import SCPNModule
+from paraamr.scpn.pairs import TrainPair
+from paraamr.top.module import Seq2SeqModule
+from paraamr.training.condgen import CondGenModule, build_optimizer
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    from paraamr.testing.tiny_models import build_tiny_causal_lm
+
+    return str(build_tiny_causal_lm(tmp_path_factory.mktemp("gpt2")))
+
+
+def test_both_tasks_train_validate_and_optimise_through_the_shared_module():
+    for cls in (SCPNModule, Seq2SeqModule):
+        assert issubclass(cls, CondGenModule)
+        own = set(vars(cls))
+        shared = {"training_step", "validation_step", "configure_optimizers", "forward"}
+        assert not own & shared, f"{cls.__name__} redefines {sorted(own & shared)}"
+
+
+def _token_nll_by_hand(model, batch) -> tuple[float, int]:
+    """Summed cross-entropy of the non -100 labels, from the full logits (the plain way)."""
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    logits, labels = logits[:, :-1], batch["labels"][:, 1:]
+    keep = labels != -100
+    nll = torch.nn.functional.cross_entropy(logits[keep].float(), labels[keep], reduction="sum")
+    return float(nll), int(keep.sum())
+
+
+def test_dev_loss_weights_every_answer_token_once(tiny_gpt2, monkeypatch):
+    m = SCPNModule(tiny_gpt2, input_format="noparse")
+    m.eval()
+    short = m.encoder.batch([TrainPair("we left .", "go .", None, None)])
+    words = "they went away from here at last ."
+    long = m.encoder.batch([TrainPair("we left .", words, None, None)])
+    logged = {}
+    monkeypatch.setattr(m, "log", lambda name, value, **kw: logged.__setitem__(name, value))
+    with torch.no_grad():
+        m.on_validation_epoch_start()
+        m.validation_step(short, 0)
+        m.validation_step(long, 1)
+        m.on_validation_epoch_end()
+        (s1, n1), (s2, n2) = _token_nll_by_hand(m.model, short), _token_nll_by_hand(m.model, long)
+    assert n1 != n2
+    assert logged["val/loss"] == pytest.approx((s1 + s2) / (n1 + n2), rel=1e-5)
+    assert logged["val/loss"] != pytest.approx((s1 / n1 + s2 / n2) / 2, rel=1e-3)  # not per batch
+    assert logged["val/ppl"] == pytest.approx(torch.tensor(logged["val/loss"]).exp().item())
+    with torch.no_grad():  # the training loss of one batch is its mean token cross-entropy
+        assert float(m.loss(long)) == pytest.approx(s2 / n2, rel=1e-5)
+
+
+def test_optimizer_schedules_by_hand():
+    p = [torch.nn.Parameter(torch.zeros(2))]
+    lin = build_optimizer(p, lr=0.1, warmup_steps=2, schedule="linear", total_steps=6)
+    f = lin["lr_scheduler"]["scheduler"].lr_lambdas[0]
+    assert [f(s) for s in range(7)] == [0.5, 1.0, 1.0, 0.75, 0.5, 0.25, 0.0]
+    const = build_optimizer(p, lr=0.1, optimizer="adamw", weight_decay=0.01)
+    assert isinstance(const["optimizer"], torch.optim.AdamW)
+    assert [const["lr_scheduler"]["scheduler"].lr_lambdas[0](s) for s in (0, 50)] == [1.0, 1.0]
+    assert const["optimizer"].param_groups[0]["weight_decay"] == 0.01
+    with pytest.raises(ConfigError, match="model.optimizer"):
+        build_optimizer(p, lr=0.1, optimizer="sgd")
+    with pytest.raises(ConfigError, match="model.schedule"):
+        build_optimizer(p, lr=0.1, schedule="cosine")
+    with pytest.raises(ConfigError, match="linear needs"):
+        build_optimizer(p, lr=0.1, schedule="linear")
+
+
+@pytest.mark.parametrize("task", ["scpn", "top"])
+def test_generation_in_eval_mode_restores_train_mode_after_an_error(tiny_gpt2, task, monkeypatch):
+    if task == "scpn":
+        m = SCPNModule(tiny_gpt2, input_format="noparse", num_beams=1)
+        call = lambda: m.generate_texts([(("we left .", "source"),)])  # noqa: E731
+    else:
+        m = Seq2SeqModule(tiny_gpt2, labels=["IN:GET_X"], warmup_steps=0)
+        call = lambda: m.generate(["we left"])  # noqa: E731
+    m.train()
+    seen = []
+
+    def boom(**kw):
+        seen.append((m.training, m.model.training))
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(m.model, "generate", boom)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        call()
+    assert seen == [(False, False)] and m.training and m.model.training
+
+
+def test_saved_dirs_say_which_kind_they_are(tiny_gpt2, tmp_path):
+    m = SCPNModule(tiny_gpt2, input_format="noparse", schedule="linear", warmup_steps=3)
+    m.save(tmp_path / "scpn")
+    again = SCPNModule.load(tmp_path / "scpn")
+    assert again.optimizer_settings() == {
+        "lr": 3e-5, "optimizer": "adam", "weight_decay": 0.0, "warmup_steps": 3,
+        "schedule": "linear",
+    }  # fmt: skip
+    with pytest.raises(DataNotFoundError, match="not a saved SCPN model dir .no scpn.json"):
+        SCPNModule.load(tmp_path)
+    with pytest.raises(DataNotFoundError, match="not a saved TOP model dir .no top_module.json"):
+        Seq2SeqModule.from_saved(tmp_path / "scpn")
+
+
+def test_one_loader_warm_starts_an_encoder_on_both_sides(tmp_path):
+    from paraamr.lms.loading import load_lm
+    from paraamr.testing.tiny_bert import build_tiny_bert
+
+    path = build_tiny_bert(tmp_path / "bert")
+    model, tok, arch = load_lm(str(path))
+    assert arch == "bert2bert" and model.config.model_type == "encoder-decoder"
+    for c in (model.config, model.generation_config):
+        assert (c.decoder_start_token_id, c.pad_token_id, c.eos_token_id) == (
+            tok.cls_token_id, tok.pad_token_id, tok.sep_token_id,
+        )  # fmt: skip
+    with pytest.raises(ConfigError, match="model.arch"):
+        load_lm(str(path), "encoder-only")
