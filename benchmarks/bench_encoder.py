@@ -1,18 +1,21 @@
-"""Benchmark: the sentence encoder of Table 2's similarity in each precision, side by side on
-the same real sentences in one run.
+"""Benchmark: the sentence encoder of Table 2's similarity in each precision and backend, side by
+side on the same real sentences in one run.
 
     python benchmarks/bench_encoder.py --out results/bench/encoder.json [--sources 300]
 
 The pairs are ParaBank-Eval's (source, ParaBank-1 paraphrase) pairs of the first ``--sources``
 sources; every distinct sentence is encoded (``paraamr.metrics.semantic.cosine_pairs``, batch
 128) by the packaged MiniLM in fp32 and under bf16 autocast
-(``paraamr.metrics.semantic.AutocastEncoder``; ``similarity.precision=bf16``). For each:
+(``paraamr.metrics.semantic.AutocastEncoder``; ``similarity.precision=bf16``), and with its
+transformer exported to ONNX (``paraamr.metrics.exported.ExportedEncoder``): ONNX Runtime fp32
+(``similarity.backend=onnx``), its int8 copy (``similarity.precision=int8``) and OpenVINO
+(``similarity.backend=openvino``); a backend whose package is missing is left out. For each:
 sentences/s (median of ``--repeats``), and against fp32 the per-pair cosines' Spearman and
 largest difference and the similarity column as Table 2 aggregates it (mean over a source's
 paraphrases, then over sources, in %). Whether the CPU runs bf16 natively is in the output
 (``paraamr.utils.cpu_bf16_support``): without it bf16 is emulated and slower.
 
-ONNX and OpenVINO (sentence-transformers' ``backend=``) are not measured: their packages
+sentence-transformers' own ``backend="onnx"/"openvino"`` is not measured: its packages
 (``optimum-onnx``, ``optimum-intel``) do not install beside transformers 5 with torch 2.13.
 """
 
@@ -68,6 +71,14 @@ def main(argv=None) -> None:
     distinct = len({x for pair in pairs for x in pair})
     fp32 = load_encoder("minilm", "cpu")
     encoders = {"fp32": fp32, "bf16 autocast": AutocastEncoder(fp32, "cpu")}
+    from paraamr.metrics.exported import ExportedEncoder
+
+    for name, backend, int8 in (("onnx", "onnx", False), ("onnx int8", "onnx", True),
+                                ("openvino", "openvino", False)):  # fmt: skip
+        try:
+            encoders[name] = ExportedEncoder(fp32, backend, int8=int8, threads=a.threads)
+        except ImportError as e:  # MissingDependencyError is an ImportError too
+            print(f"{name}: left out ({e})", flush=True)
     cosine_pairs(pairs[:8], fp32)  # warm-up
     runs, cos = {}, {}
     for name, enc in encoders.items():

@@ -98,13 +98,14 @@ class PoolerOutputEncoder:
         return emb.numpy() if convert_to_numpy else emb
 
 
-PRECISIONS = ("auto", "fp32", "bf16")
+PRECISIONS = ("auto", "fp32", "bf16", "int8")
 
 
 def resolve_precision(precision: str, device: str) -> str:
-    """The encoder precision to run: ``fp32`` or ``bf16`` (autocast). ``auto`` is bf16 only where
-    the hardware runs it natively (a CUDA GPU with bf16, a CPU with AVX512-BF16 or AMX), where
-    it is faster and agrees with fp32; on other CPUs bf16 is emulated and slower.
+    """The encoder precision to run: ``fp32``, ``bf16`` (autocast) or ``int8`` (the ONNX
+    backend's quantised copy). ``auto`` is bf16 only where the hardware runs it natively (a CUDA
+    GPU with bf16, a CPU with AVX512-BF16 or AMX), where it is faster and agrees with fp32; on
+    other CPUs bf16 is emulated and slower.
 
     Examples:
         >>> resolve_precision("fp32", "cpu"), resolve_precision("bf16", "cpu")
@@ -151,25 +152,48 @@ class AutocastEncoder:
 
 
 def encoder_label(name: str, precision: str) -> str:
-    """The encoder's name in signatures: the name alone in fp32 (so fp32 signatures stay as
-    they were), ``name,bf16`` otherwise.
+    """The encoder's name in signatures: the name alone for torch in fp32 (so fp32 signatures
+    stay as they were), ``name,<variant>`` otherwise (an encoder's ``precision`` attribute:
+    ``bf16``, ``onnx``, ``onnx-int8``, ``openvino``).
 
     >>> encoder_label("minilm", "fp32"), encoder_label("minilm", "bf16")
     ('minilm', 'minilm,bf16')
+    >>> encoder_label("minilm", "onnx-int8")
+    'minilm,onnx-int8'
     """
     return name if precision == "fp32" else f"{name},{precision}"
 
 
-@lru_cache(maxsize=4)
-def load_encoder(name: str, device: str | None = None, precision: str = "fp32"):
+@lru_cache(maxsize=8)
+def load_encoder(
+    name: str, device: str | None = None, precision: str = "fp32", backend: str = "torch"
+):
     """Load a sentence encoder once per process (anything with sentence-transformers' ``encode``).
 
     ``simcse`` (the supervised SimCSE checkpoint) is wrapped as :class:`PoolerOutputEncoder`;
     everything else loads as a ``SentenceTransformer``. ``precision`` (:func:`resolve_precision`)
     ``bf16`` wraps the same cached fp32 model in :class:`AutocastEncoder` (whose ``precision``
     attribute says ``bf16``; a plain model has none and is fp32), so both precisions in one
-    process load the weights once.
+    process load the weights once. ``backend`` ``onnx`` / ``openvino`` runs the model's
+    transformer exported to ONNX on the CPU (:class:`paraamr.metrics.exported.ExportedEncoder`;
+    ``precision=int8``: ONNX Runtime's quantised copy); its ``precision`` attribute names the
+    variant (``onnx``, ``onnx-int8``, ``openvino``).
     """
+    from paraamr.errors import ConfigError
+    from paraamr.metrics.exported import BACKENDS
+
+    if backend not in BACKENDS:
+        raise ConfigError(f"similarity.backend must be one of {BACKENDS}, got {backend!r}")
+    if backend != "torch":
+        from paraamr.metrics.exported import ExportedEncoder
+
+        if precision not in ("fp32", "int8", "auto"):
+            raise ConfigError(f"similarity.backend={backend} runs fp32 or int8, not {precision}")
+        if device not in (None, "cpu"):
+            raise ConfigError(f"similarity.backend={backend} runs on the CPU, not {device}")
+        return ExportedEncoder(load_encoder(name, "cpu"), backend, int8=precision == "int8")
+    if precision == "int8":
+        raise ConfigError("similarity.precision=int8 needs similarity.backend=onnx")
     device = device or ("cuda" if _cuda() else "cpu")
     if resolve_precision(precision, device) == "bf16":  # the cached fp32 model, under autocast
         return AutocastEncoder(load_encoder(name, device), device)
