@@ -1,4 +1,5 @@
-"""Every TED preset equals its original code (tests/ted_originals.py) on real Penn Treebank trees.
+"""Every TED preset equals its original code (tests/metrics/ted_originals.py) on real Penn
+Treebank trees.
 
 Inputs are what each original reads: stanza-style strings with a ROOT bracket for the ParaAMR
 script, CoreNLP-style strings through AESOP's own ``deleaf`` for AESOP, and benepar-style strings

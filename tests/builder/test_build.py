@@ -16,7 +16,7 @@ from paraamr.builder.pipeline import BuildConfig, Builder, BuildError, build_sha
 from paraamr.errors import ParaAMRError
 from paraamr.testing.fakes import ConceptGenerator
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

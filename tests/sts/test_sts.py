@@ -27,7 +27,7 @@ from paraamr.sts import (
     sts_signature,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 YEARS = ("STS12", "STS13", "STS14", "STS15", "STS16")
 SENTEVAL_PAIRS = {"STS12": 3108, "STS13": 1500, "STS14": 3750, "STS15": 3000, "STS16": 1186}
 

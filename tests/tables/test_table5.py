@@ -67,7 +67,7 @@ def test_gather_and_analysis_outputs(runs, tmp_path, monkeypatch):
             ((a + b) / 2, abs(a - b) / math.sqrt(2)), abs=1e-4
         )
     assert rows[0]["n_seeds"] == 1 and rows[0]["spearman_std"] == 0.0
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
     from analysis.make_table5 import main
 
     res = main(["--runs", str(root / "runs"), "--out", str(tmp_path)])

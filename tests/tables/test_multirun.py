@@ -10,7 +10,7 @@ import pytest
 
 from paraamr.scoring import METRICS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow

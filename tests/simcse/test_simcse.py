@@ -25,7 +25,7 @@ from paraamr.simcse.data import (
 )
 from paraamr.simcse.loss import SimCSELoss, simcse_logits, simcse_loss
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --------------------------------------------------------------------------- loss

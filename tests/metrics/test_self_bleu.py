@@ -1,4 +1,5 @@
-"""Self-BLEU equals the ParaAMR authors' Self-BLEU script (tests/ted_originals.py) on real data."""
+"""Self-BLEU equals the ParaAMR authors' Self-BLEU script (tests/metrics/ted_originals.py) on
+real data."""
 
 from __future__ import annotations
 
