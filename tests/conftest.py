@@ -57,3 +57,63 @@ def compose_config():
             return compose(name, overrides=list(overrides))
 
     return _compose
+
+
+# SCPN training on a tiny model (tests/scpn, tests/tables/test_table6.py) ----------------------
+SCPN_SENTS = [
+    ("The cat sat on the mat.", "A cat was sitting on the mat."),
+    ("He bought a new car yesterday.", "Yesterday he purchased a new car."),
+    ("She is reading a book.", "A book is being read by her."),
+    ("We will meet at noon.", "At noon we will meet."),
+    ("The weather is nice today.", "Today the weather is pleasant."),
+    ("They won the match easily.", "The match was won easily by them."),
+    ("I forgot my keys at home.", "My keys were left at home."),
+    ("The train arrived late.", "The train was late."),
+    ("Birds fly south in winter.", "In winter, birds fly south."),
+    ("He plays the guitar well.", "He is good at playing the guitar."),
+    ("The shop closes at nine.", "At nine the shop closes."),
+    ("Can you help me with this?", "Could you help me with this?"),
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    """A tiny random GPT-2 dir (2 blocks, 128 positions) in the real on-disk format."""
+    from paraamr.testing.tiny_models import build_tiny_causal_lm
+
+    return str(build_tiny_causal_lm(tmp_path_factory.mktemp("gpt2")))
+
+
+@pytest.fixture(scope="module")
+def pairs_tsv(tmp_path_factory):
+    """Twelve hand-written source<TAB>paraphrase pairs."""
+    p = tmp_path_factory.mktemp("corpus") / "pairs.tsv"
+    p.write_text("".join(f"{a}\t{b}\n" for a, b in SCPN_SENTS), encoding="utf-8")
+    return p
+
+
+@pytest.fixture(scope="session")
+def scpn_train_cfg(compose_config):
+    """``scpn_train_cfg(out, model_path, corpus, *overrides, name="scpn")``: a 2-step SCPN
+    training config for a tiny model."""
+
+    def _train(out, model_path, corpus, *extra, name="scpn"):
+        return compose_config(
+            name,
+            f"out_dir={out}",
+            f"model.model_name_or_path={model_path}",
+            "model.freeze_layers=1",  # the tiny model has 2 blocks
+            "model.max_target_length=40",  # its 128 positions hold prompt + tree answer
+            f"data.path={corpus}",
+            "data.format=pairs",
+            "data.dev_sources=3",
+            "data.batch_size=4",
+            "data.limit_dev=4",
+            "trainer.max_steps=2",
+            "trainer.enable_progress_bar=false",
+            "val_every=2",
+            "logger.wandb.enabled=false",
+            *extra,
+        )
+
+    return _train

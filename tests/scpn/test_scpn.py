@@ -1,5 +1,6 @@
 """Syntactically controlled paraphrasing: formats, pairs, loss, training/resume, parse generator,
-paraphraser, evaluation and the Table 6 pipeline (tiny random models; shared data)."""
+paraphraser and evaluation (tiny random models; shared data). Table 6's pipeline is tested in
+tests/tables/test_table6.py."""
 
 from __future__ import annotations
 
@@ -16,13 +17,6 @@ from paraamr.scpn.formats import get_format, height, linearize
 from paraamr.scpn.pairs import TrainPair, attach_parses, select_pairs
 
 TREE = "(ROOT (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)))"
-
-
-@pytest.fixture(scope="module")
-def tiny_gpt2(tmp_path_factory):
-    from paraamr.testing.tiny_models import build_tiny_causal_lm
-
-    return str(build_tiny_causal_lm(tmp_path_factory.mktemp("gpt2")))
 
 
 @pytest.fixture(scope="module")
@@ -247,49 +241,6 @@ def test_truncation_is_per_segment_and_counted(tiny_gpt2):
 
 
 # training, resume -----------------------------------------------------------------------------
-SENTS = [
-    ("The cat sat on the mat.", "A cat was sitting on the mat."),
-    ("He bought a new car yesterday.", "Yesterday he purchased a new car."),
-    ("She is reading a book.", "A book is being read by her."),
-    ("We will meet at noon.", "At noon we will meet."),
-    ("The weather is nice today.", "Today the weather is pleasant."),
-    ("They won the match easily.", "The match was won easily by them."),
-    ("I forgot my keys at home.", "My keys were left at home."),
-    ("The train arrived late.", "The train was late."),
-    ("Birds fly south in winter.", "In winter, birds fly south."),
-    ("He plays the guitar well.", "He is good at playing the guitar."),
-    ("The shop closes at nine.", "At nine the shop closes."),
-    ("Can you help me with this?", "Could you help me with this?"),
-]
-
-
-@pytest.fixture(scope="module")
-def pairs_tsv(tmp_path_factory):
-    p = tmp_path_factory.mktemp("corpus") / "pairs.tsv"
-    p.write_text("".join(f"{a}\t{b}\n" for a, b in SENTS), encoding="utf-8")
-    return p
-
-
-def _train_cfg(compose_config, out, model_path, corpus, *extra, name="scpn"):
-    return compose_config(
-        name,
-        f"out_dir={out}",
-        f"model.model_name_or_path={model_path}",
-        "model.freeze_layers=1",  # the tiny model has 2 blocks
-        "model.max_target_length=40",  # its 128 positions hold prompt + tree answer
-        f"data.path={corpus}",
-        "data.format=pairs",
-        "data.dev_sources=3",
-        "data.batch_size=4",
-        "data.limit_dev=4",
-        "trainer.max_steps=2",
-        "trainer.enable_progress_bar=false",
-        "val_every=2",
-        "logger.wandb.enabled=false",
-        *extra,
-    )
-
-
 def _losses(log_dir):
     import csv
 
@@ -299,14 +250,14 @@ def _losses(log_dir):
 
 @pytest.mark.slow
 def test_train_saves_plain_transformers_model_and_resumes_exactly(
-    compose_config, tmp_path, tiny_gpt2, pairs_tsv
+    scpn_train_cfg, tmp_path, tiny_gpt2, pairs_tsv
 ):
     from transformers import AutoModelForCausalLM
 
     from paraamr.scpn.train import train
 
     log1 = ("trainer.log_every_n_steps=1",)
-    straight = train(_train_cfg(compose_config, tmp_path / "s", tiny_gpt2, pairs_tsv,
+    straight = train(scpn_train_cfg(tmp_path / "s", tiny_gpt2, pairs_tsv,
                                 "trainer.max_steps=4", *log1))  # fmt: skip
     assert straight["steps"] == 4 and straight["num_train_pairs"] == 9 * 2
     assert straight["num_dev_pairs"] == 3 and Path(straight["best_checkpoint"]).exists()
@@ -317,9 +268,9 @@ def test_train_saves_plain_transformers_model_and_resumes_exactly(
     assert meta["input_format"] == "skeleton" and meta["parser"].startswith("spacy")
     index = json.loads((best / "parse_index.json").read_text())
     assert sum(c for _, c in index["parses"]) == 18  # every training target parse counted
-    a = train(_train_cfg(compose_config, tmp_path / "a", tiny_gpt2, pairs_tsv, *log1))
+    a = train(scpn_train_cfg(tmp_path / "a", tiny_gpt2, pairs_tsv, *log1))
     last = tmp_path / "a" / "checkpoints" / "last.ckpt"
-    r = train(_train_cfg(compose_config, tmp_path / "a", tiny_gpt2, pairs_tsv,
+    r = train(scpn_train_cfg(tmp_path / "a", tiny_gpt2, pairs_tsv,
                          "trainer.max_steps=4", f"resume={last}", *log1))  # fmt: skip
     assert r["steps"] == 4
     assert _losses(a["log_dir"]) == _losses(straight["log_dir"])[:2]
@@ -330,7 +281,7 @@ def test_train_saves_plain_transformers_model_and_resumes_exactly(
         assert all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
-def test_nan_loss_stops_before_any_checkpoint(compose_config, tmp_path, tiny_gpt2, pairs_tsv,
+def test_nan_loss_stops_before_any_checkpoint(scpn_train_cfg, tmp_path, tiny_gpt2, pairs_tsv,
                                               monkeypatch):  # fmt: skip
     from paraamr.errors import TrainingError
     from paraamr.scpn.module import SCPNModule
@@ -341,161 +292,8 @@ def test_nan_loss_stops_before_any_checkpoint(compose_config, tmp_path, tiny_gpt
 
     monkeypatch.setattr(SCPNModule, "training_step", nan_step)
     with pytest.raises(TrainingError, match="loss is nan at step 0"):
-        train(_train_cfg(compose_config, tmp_path, tiny_gpt2, pairs_tsv))
+        train(scpn_train_cfg(tmp_path, tiny_gpt2, pairs_tsv))
     assert not list(tmp_path.rglob("*.ckpt")) and not (tmp_path / "best_model").exists()
-
-
-# table 6 end to end ---------------------------------------------------------------------------
-@pytest.mark.slow
-def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
-    compose_config, tmp_path, tiny_gpt2, pairs_tsv, data_dir, monkeypatch
-):
-    import sacrebleu
-
-    from paraamr.scpn.job import run_job
-    from paraamr.tables.table6 import gather_rows, load_scores, render
-
-    common = (f"data_dir={data_dir}", "eval.test_sets=[quora,pan]", "eval.limit=6",
-              "eval.samples=3", "logger.wandb.enabled=false", "data.parse_cache=null",
-              "eval.control=false")  # fmt: skip
-    runs = tmp_path / "runs"
-    c = run_job(compose_config("table6", "train_corpus=none", f"out_dir={runs}/copy", *common))
-    for seed in (0, 1):
-        cfg = _train_cfg(compose_config, runs / f"tiny{seed}", tiny_gpt2, pairs_tsv,
-                         f"seed={seed}", "corpus=Tiny", "model.max_new_tokens=8",
-                         "model.num_beams=2", "model.max_source_length=30",
-                         "model.max_syntax_length=50", *common, name="table6")  # fmt: skip
-        run_job(cfg)
-    scores = load_scores(runs)
-    assert len(scores) == 3
-    # copying the source: BLEU to the source is 100, similarity 1
-    assert c["tests"]["quora"]["one_minus_bleu_src"] == pytest.approx(0.0, abs=1e-6)
-    assert c["tests"]["quora"]["similarity"] == pytest.approx(1.0, abs=1e-4)
-    render(gather_rows(scores), tmp_path / "table")
-    table = json.loads((tmp_path / "table" / "table6.json").read_text())
-    rows = {r["row"]: r for r in table["rows"]}
-    assert set(rows) == {"copy source", "Tiny"} and rows["Tiny"]["n_seeds"] == 2
-    # BLEU recomputed from the predictions files equals the table (mean over the seeds)
-    bleus = []
-    for seed in (0, 1):
-        d = runs / f"tiny{seed}" / "eval" / "quora"
-        preds = (d / "predictions.txt").read_text().splitlines()
-        refs = (d / "reference.txt").read_text().splitlines()
-        assert len(preds) == len(refs) == len((d / "target_parse.txt").read_text().splitlines())
-        bleus.append(sacrebleu.corpus_bleu(preds, [refs]).score)
-    assert rows["Tiny"]["bleu_quora"] == pytest.approx(sum(bleus) / 2, abs=1e-3)
-    d = runs / "copy" / "eval" / "pan"
-    src = (d / "source.txt").read_text().splitlines()
-    refs = (d / "reference.txt").read_text().splitlines()
-    want = sacrebleu.corpus_bleu(src, [refs]).score
-    assert rows["copy source"]["bleu_pan"] == pytest.approx(want, abs=1e-3)
-    md = (tmp_path / "table" / "table6.md").read_text()
-    assert "| ParaAMR | paper (Huang et al. 2023, Table 6) | 5 | 48.50 |" in md
-    assert "stand-ins" in md and "ours (offline analogue)" in md
-    assert (tmp_path / "table" / "table6.csv").exists()
-    assert "control gain" not in md  # only when a run measured it
-
-    # eval_only: the model tiny0 holds, re-evaluated on quora with the parse-control run; no
-    # training happens and pan's scores are kept
-    import paraamr.scpn.train
-
-    def no_training(cfg):
-        raise AssertionError("eval_only trained")
-
-    monkeypatch.setattr(paraamr.scpn.train, "train", no_training)
-    before = json.loads((runs / "tiny0" / "scores.json").read_text())["tests"]
-    cfg = _train_cfg(compose_config, runs / "tiny0", tiny_gpt2, pairs_tsv, "seed=0",
-                     "corpus=Tiny", "model.max_new_tokens=8", "model.num_beams=2",
-                     "model.max_source_length=30", "model.max_syntax_length=50", *common,
-                     "eval_only=true", "eval.test_sets=[quora]", "eval.control=true",
-                     name="table6")  # fmt: skip
-    again = run_job(cfg)["tests"]
-    assert again["pan"] == before["pan"] and again["quora"]["bleu"] == before["quora"]["bleu"]
-    sig = json.loads((runs / "tiny0" / "scores.json").read_text())["signature"]
-    assert "|test:quora,pan:first6|" in sig and "|control:swapped" in sig  # what the file holds
-    assert "control_n" in again["quora"]  # the scores themselves: the test above
-    d = runs / "tiny0" / "eval" / "quora"
-    assert len((d / "predictions_swapped.txt").read_text().splitlines()) == len(refs_q := (
-        d / "reference.txt").read_text().splitlines())  # fmt: skip
-    assert refs_q
-    with pytest.raises(ConfigError, match="eval_only=true.*train_result.json"):
-        run_job(_train_cfg(compose_config, runs / "never", tiny_gpt2, pairs_tsv, *common,
-                           "eval_only=true", name="table6"))  # fmt: skip
-
-
-class _TableParser:
-    """Parses sentences from a fixed table (sentence -> bracketed tree with words)."""
-
-    name = "table"
-
-    def __init__(self, trees):
-        self.trees = trees
-
-    def signature(self):
-        return "table"
-
-    def parse(self, sentences):
-        from paraamr.parsers.base import Parsed
-
-        return [Parsed(tuple(s.split()), self.trees[s]) for s in sentences]
-
-
-def test_parse_control_swaps_parses_and_scores_both_ways(tmp_path):
-    from paraamr.metrics.ted import tree_edit_distance
-    from paraamr.metrics.trees import parse_bracketed
-    from paraamr.scpn.evaluate import evaluate_model
-
-    trees = ["(ROOT (S (NP (NN a)) (VP (VB b)) (. .)))", "(ROOT (NP (NN c)))",
-             "(ROOT (S (VP (VB d) (NP (NN e)))))"]  # fmt: skip
-    # each source parses like its own reference (a paraphrase keeps the syntax)
-    table = {f"src{i}": t for i, t in enumerate(trees)} | {
-        f"ref{i}": t for i, t in enumerate(trees)
-    }
-    pairs = [(f"src{i}", f"ref{i}") for i in range(3)]
-    parse_of_ref = {}
-
-    def follower(sources, tparses, sparses):  # writes the reference whose parse it was given
-        return [parse_of_ref[tp] for tp in tparses]
-
-    def copier(sources, tparses, sparses):
-        return list(sources)
-
-    from paraamr.scpn.formats import linearize
-
-    parse_of_ref.update({linearize(parse_bracketed(t)): f"ref{i}" for i, t in enumerate(trees)})
-    enc = type("E", (), {"encode": lambda self, xs, **k: __import__("numpy").ones((len(xs), 4))})()
-    kw = {"parser": _TableParser(table), "encoder": enc, "control": True}
-    # swapped_order(3) = [1, 2, 0]: pair i is given the parse of pair (i + 1) % 3
-    ted3 = [tree_edit_distance(trees[(i + 1) % 3], trees[i], depth=3) for i in range(3)]
-    f = evaluate_model(follower, pairs, tmp_path / "f", **kw)
-    assert f["control_ted3_given"] == 0 and f["control_gain"] == pytest.approx(sum(ted3) / 3)
-    c = evaluate_model(copier, pairs, tmp_path / "c", **kw)
-    assert c["control_ted3_own"] == 0 and c["control_gain"] == pytest.approx(-sum(ted3) / 3)
-    assert c["control_gain"] < 0 < f["control_gain"]
-    lines = (tmp_path / "f" / "predictions_swapped.txt").read_text().splitlines()
-    assert lines == ["ref1", "ref2", "ref0"]
-    swapped = (tmp_path / "f" / "target_parse_swapped.txt").read_text().splitlines()
-    assert swapped == [linearize(parse_bracketed(trees[j])) for j in (1, 2, 0)]
-    assert "control_gain" not in evaluate_model(copier, pairs, tmp_path / "n", **{**kw,
-                                                "control": False})  # fmt: skip
-    # the table gets a control column for the test sets a run measured it on
-    from paraamr.tables.table6 import gather_rows, render
-
-    runs = [
-        {"corpus": name, "input_format": "skeleton", "seed": 0, "signature": "s",
-         "tests": {"quora": r, "pan": {"bleu": 1.0}}}
-        for name, r in (("F", f), ("C", c))
-    ]  # fmt: skip
-    render(gather_rows(runs), tmp_path / "t")
-    md = (tmp_path / "t" / "table6.md").read_text()
-    assert "control gain quora" in md and "control gain pan" not in md
-    assert "| F | ours (offline analogue) | 1 |" in md and f"{f['control_gain']:.2f} |" in md
-    # and a figure: BLEU vs TED-3 per test set, the control gains (pan has no TED: no point)
-    from paraamr.figures import png_description
-    from paraamr.tables.table6 import plot_table6
-
-    png, pdf = plot_table6(gather_rows(runs), tmp_path / "t" / "fig")
-    assert pdf.read_bytes()[:4] == b"%PDF" and png_description(png) == "C: s\nF: s"  # rows sorted
 
 
 # parse generator on real parses ---------------------------------------------------------------

@@ -18,13 +18,6 @@ PARSE = (
 )
 
 
-@pytest.fixture(scope="module")
-def tiny_gpt2(tmp_path_factory):
-    from paraamr.testing.tiny_models import build_tiny_causal_lm
-
-    return str(build_tiny_causal_lm(tmp_path_factory.mktemp("gpt2")))
-
-
 # tree answers ---------------------------------------------------------------------------------
 def test_infill_cuts_at_depth_with_the_words_in_the_leaves():
     # written by hand from the parse: nodes at depth <= d, each cut node holding its words

@@ -14,13 +14,6 @@ from paraamr.top.module import Seq2SeqModule
 from paraamr.training.condgen import CondGenModule, build_optimizer
 
 
-@pytest.fixture(scope="module")
-def tiny_gpt2(tmp_path_factory):
-    from paraamr.testing.tiny_models import build_tiny_causal_lm
-
-    return str(build_tiny_causal_lm(tmp_path_factory.mktemp("gpt2")))
-
-
 def test_both_tasks_train_validate_and_optimise_through_the_shared_module():
     for cls in (SCPNModule, Seq2SeqModule):
         assert issubclass(cls, CondGenModule)

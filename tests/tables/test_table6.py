@@ -1,0 +1,162 @@
+"""Table 6 end to end on a tiny model (copy, trained rows, BLEU recomputed from the files) and
+the parse-control check."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paraamr.errors import ConfigError
+
+
+@pytest.mark.slow
+def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
+    compose_config, scpn_train_cfg, tmp_path, tiny_gpt2, pairs_tsv, data_dir, monkeypatch
+):
+    import sacrebleu
+
+    from paraamr.scpn.job import run_job
+    from paraamr.tables.table6 import gather_rows, load_scores, render
+
+    common = (f"data_dir={data_dir}", "eval.test_sets=[quora,pan]", "eval.limit=6",
+              "eval.samples=3", "logger.wandb.enabled=false", "data.parse_cache=null",
+              "eval.control=false")  # fmt: skip
+    runs = tmp_path / "runs"
+    c = run_job(compose_config("table6", "train_corpus=none", f"out_dir={runs}/copy", *common))
+    for seed in (0, 1):
+        cfg = scpn_train_cfg(runs / f"tiny{seed}", tiny_gpt2, pairs_tsv,
+                         f"seed={seed}", "corpus=Tiny", "model.max_new_tokens=8",
+                         "model.num_beams=2", "model.max_source_length=30",
+                         "model.max_syntax_length=50", *common, name="table6")  # fmt: skip
+        run_job(cfg)
+    scores = load_scores(runs)
+    assert len(scores) == 3
+    # copying the source: BLEU to the source is 100, similarity 1
+    assert c["tests"]["quora"]["one_minus_bleu_src"] == pytest.approx(0.0, abs=1e-6)
+    assert c["tests"]["quora"]["similarity"] == pytest.approx(1.0, abs=1e-4)
+    render(gather_rows(scores), tmp_path / "table")
+    table = json.loads((tmp_path / "table" / "table6.json").read_text())
+    rows = {r["row"]: r for r in table["rows"]}
+    assert set(rows) == {"copy source", "Tiny"} and rows["Tiny"]["n_seeds"] == 2
+    # BLEU recomputed from the predictions files equals the table (mean over the seeds)
+    bleus = []
+    for seed in (0, 1):
+        d = runs / f"tiny{seed}" / "eval" / "quora"
+        preds = (d / "predictions.txt").read_text().splitlines()
+        refs = (d / "reference.txt").read_text().splitlines()
+        assert len(preds) == len(refs) == len((d / "target_parse.txt").read_text().splitlines())
+        bleus.append(sacrebleu.corpus_bleu(preds, [refs]).score)
+    assert rows["Tiny"]["bleu_quora"] == pytest.approx(sum(bleus) / 2, abs=1e-3)
+    d = runs / "copy" / "eval" / "pan"
+    src = (d / "source.txt").read_text().splitlines()
+    refs = (d / "reference.txt").read_text().splitlines()
+    want = sacrebleu.corpus_bleu(src, [refs]).score
+    assert rows["copy source"]["bleu_pan"] == pytest.approx(want, abs=1e-3)
+    md = (tmp_path / "table" / "table6.md").read_text()
+    assert "| ParaAMR | paper (Huang et al. 2023, Table 6) | 5 | 48.50 |" in md
+    assert "stand-ins" in md and "ours (offline analogue)" in md
+    assert (tmp_path / "table" / "table6.csv").exists()
+    assert "control gain" not in md  # only when a run measured it
+
+    # eval_only: the model tiny0 holds, re-evaluated on quora with the parse-control run; no
+    # training happens and pan's scores are kept
+    import paraamr.scpn.train
+
+    def no_training(cfg):
+        raise AssertionError("eval_only trained")
+
+    monkeypatch.setattr(paraamr.scpn.train, "train", no_training)
+    before = json.loads((runs / "tiny0" / "scores.json").read_text())["tests"]
+    cfg = scpn_train_cfg(runs / "tiny0", tiny_gpt2, pairs_tsv, "seed=0",
+                     "corpus=Tiny", "model.max_new_tokens=8", "model.num_beams=2",
+                     "model.max_source_length=30", "model.max_syntax_length=50", *common,
+                     "eval_only=true", "eval.test_sets=[quora]", "eval.control=true",
+                     name="table6")  # fmt: skip
+    again = run_job(cfg)["tests"]
+    assert again["pan"] == before["pan"] and again["quora"]["bleu"] == before["quora"]["bleu"]
+    sig = json.loads((runs / "tiny0" / "scores.json").read_text())["signature"]
+    assert "|test:quora,pan:first6|" in sig and "|control:swapped" in sig  # what the file holds
+    assert "control_n" in again["quora"]  # the scores themselves: the test above
+    d = runs / "tiny0" / "eval" / "quora"
+    assert len((d / "predictions_swapped.txt").read_text().splitlines()) == len(refs_q := (
+        d / "reference.txt").read_text().splitlines())  # fmt: skip
+    assert refs_q
+    with pytest.raises(ConfigError, match="eval_only=true.*train_result.json"):
+        run_job(scpn_train_cfg(runs / "never", tiny_gpt2, pairs_tsv, *common,
+                           "eval_only=true", name="table6"))  # fmt: skip
+
+
+class _TableParser:
+    """Parses sentences from a fixed table (sentence -> bracketed tree with words)."""
+
+    name = "table"
+
+    def __init__(self, trees):
+        self.trees = trees
+
+    def signature(self):
+        return "table"
+
+    def parse(self, sentences):
+        from paraamr.parsers.base import Parsed
+
+        return [Parsed(tuple(s.split()), self.trees[s]) for s in sentences]
+
+
+def test_parse_control_swaps_parses_and_scores_both_ways(tmp_path):
+    from paraamr.metrics.ted import tree_edit_distance
+    from paraamr.metrics.trees import parse_bracketed
+    from paraamr.scpn.evaluate import evaluate_model
+
+    trees = ["(ROOT (S (NP (NN a)) (VP (VB b)) (. .)))", "(ROOT (NP (NN c)))",
+             "(ROOT (S (VP (VB d) (NP (NN e)))))"]  # fmt: skip
+    # each source parses like its own reference (a paraphrase keeps the syntax)
+    table = {f"src{i}": t for i, t in enumerate(trees)} | {
+        f"ref{i}": t for i, t in enumerate(trees)
+    }
+    pairs = [(f"src{i}", f"ref{i}") for i in range(3)]
+    parse_of_ref = {}
+
+    def follower(sources, tparses, sparses):  # writes the reference whose parse it was given
+        return [parse_of_ref[tp] for tp in tparses]
+
+    def copier(sources, tparses, sparses):
+        return list(sources)
+
+    from paraamr.scpn.formats import linearize
+
+    parse_of_ref.update({linearize(parse_bracketed(t)): f"ref{i}" for i, t in enumerate(trees)})
+    enc = type("E", (), {"encode": lambda self, xs, **k: __import__("numpy").ones((len(xs), 4))})()
+    kw = {"parser": _TableParser(table), "encoder": enc, "control": True}
+    # swapped_order(3) = [1, 2, 0]: pair i is given the parse of pair (i + 1) % 3
+    ted3 = [tree_edit_distance(trees[(i + 1) % 3], trees[i], depth=3) for i in range(3)]
+    f = evaluate_model(follower, pairs, tmp_path / "f", **kw)
+    assert f["control_ted3_given"] == 0 and f["control_gain"] == pytest.approx(sum(ted3) / 3)
+    c = evaluate_model(copier, pairs, tmp_path / "c", **kw)
+    assert c["control_ted3_own"] == 0 and c["control_gain"] == pytest.approx(-sum(ted3) / 3)
+    assert c["control_gain"] < 0 < f["control_gain"]
+    lines = (tmp_path / "f" / "predictions_swapped.txt").read_text().splitlines()
+    assert lines == ["ref1", "ref2", "ref0"]
+    swapped = (tmp_path / "f" / "target_parse_swapped.txt").read_text().splitlines()
+    assert swapped == [linearize(parse_bracketed(trees[j])) for j in (1, 2, 0)]
+    assert "control_gain" not in evaluate_model(copier, pairs, tmp_path / "n", **{**kw,
+                                                "control": False})  # fmt: skip
+    # the table gets a control column for the test sets a run measured it on
+    from paraamr.tables.table6 import gather_rows, render
+
+    runs = [
+        {"corpus": name, "input_format": "skeleton", "seed": 0, "signature": "s",
+         "tests": {"quora": r, "pan": {"bleu": 1.0}}}
+        for name, r in (("F", f), ("C", c))
+    ]  # fmt: skip
+    render(gather_rows(runs), tmp_path / "t")
+    md = (tmp_path / "t" / "table6.md").read_text()
+    assert "control gain quora" in md and "control gain pan" not in md
+    assert "| F | ours (offline analogue) | 1 |" in md and f"{f['control_gain']:.2f} |" in md
+    # and a figure: BLEU vs TED-3 per test set, the control gains (pan has no TED: no point)
+    from paraamr.figures import png_description
+    from paraamr.tables.table6 import plot_table6
+
+    png, pdf = plot_table6(gather_rows(runs), tmp_path / "t" / "fig")
+    assert pdf.read_bytes()[:4] == b"%PDF" and png_description(png) == "C: s\nF: s"  # rows sorted
