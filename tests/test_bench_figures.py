@@ -82,7 +82,10 @@ def test_encoder_benchmark_compares_precisions_on_the_same_pairs(tmp_path, data_
     main(["--sources", "6", "--repeats", "1", "--data-dir", str(data_dir), "--out", str(out)])
     res = json.loads(out.read_text())
     bf16 = res["runs"]["bf16 autocast"]
-    assert set(res["runs"]) == {"fp32", "bf16 autocast"} and bf16["spearman_vs_fp32"] > 0.99
+    assert set(res["runs"]) == {"fp32", "bf16 autocast", "onnx", "onnx int8", "openvino"}
+    assert bf16["spearman_vs_fp32"] > 0.99
+    for name in ("onnx", "openvino"):  # the same fp32 model exported: the same cosines
+        assert res["runs"][name]["max_abs_diff_vs_fp32"] < 1e-5
     fp32 = res["runs"]["fp32"]["table2_similarity"]
     assert bf16["similarity_points_vs_fp32"] == pytest.approx(bf16["table2_similarity"] - fp32,
                                                               abs=1e-3)  # fmt: skip
