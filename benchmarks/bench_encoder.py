@@ -52,6 +52,12 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     ap.add_argument("--out", default="results/bench/encoder.json")
+    ap.add_argument(
+        "--variants",
+        default="fp32,bf16 autocast,onnx,onnx int8,openvino",
+        help="comma-separated subset (fp32 is always run: the others are compared with it); "
+        "leave bf16 out on a CPU without native bf16 (emulated, slow)",
+    )
     a = ap.parse_args(argv)
     import torch
     from scipy.stats import spearmanr
@@ -81,7 +87,10 @@ def main(argv=None) -> None:
             print(f"{name}: left out ({e})", flush=True)
     cosine_pairs(pairs[:8], fp32)  # warm-up
     runs, cos = {}, {}
+    wanted = {"fp32", *(v.strip() for v in a.variants.split(","))}
     for name, enc in encoders.items():
+        if name not in wanted:
+            continue
         times = []
         for _ in range(a.repeats):
             t0 = time.perf_counter()

@@ -211,7 +211,7 @@ def cpu_bf16_support() -> tuple[bool, str]:
 
 
 #: optional packages -> the extra of pyproject.toml that installs them
-EXTRAS = {"datasets": "online", "onnx": "export", "onnxruntime": "export", "openvino": "export"}
+EXTRAS = {"datasets": "online"}
 
 
 def require(module: str, purpose: str) -> Any:

@@ -95,7 +95,7 @@ def export_onnx(model: Any, out_dir: str | os.PathLike) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "model.onnx"
-    tmp = out / "model.onnx.partial"
+    tmp = out / f"model.onnx.{os.getpid()}.partial"  # processes exporting at once each rename
     dyn = {k: {0: "batch", 1: "tokens"} for k in [*names, "last_hidden_state"]}
     with torch.no_grad():
         torch.onnx.export(Hidden(), tuple(enc[k] for k in names), str(tmp), input_names=names,
@@ -112,7 +112,7 @@ def _quantized(path: Path) -> Path:
     if not q.exists():
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        tmp = q.with_name("model.int8.onnx.partial")
+        tmp = q.with_name(f"model.int8.onnx.{os.getpid()}.partial")
         quantize_dynamic(str(path), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
         tmp.replace(q)
     return q
