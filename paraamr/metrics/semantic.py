@@ -25,6 +25,7 @@ __all__ = [
     "resolve_precision",
     "AutocastEncoder",
     "encoder_label",
+    "resolve_backend",
     "PRECISIONS",
     "embed_unique",
     "cosine_pairs",
@@ -164,6 +165,28 @@ def encoder_label(name: str, precision: str) -> str:
     return name if precision == "fp32" else f"{name},{precision}"
 
 
+def resolve_backend(backend: str, device: str | None, cuda: bool) -> str:
+    """The encoder backend to run: an exported backend (``onnx``, ``openvino``: CPU only) with
+    no device asked for on a machine with a CUDA GPU becomes ``torch`` (on the GPU, faster than
+    either on a CPU); an explicit ``device="cpu"`` keeps it.
+
+    Examples:
+        >>> [resolve_backend("openvino", None, cuda=c) for c in (False, True)]
+        ['openvino', 'torch']
+        >>> resolve_backend("openvino", "cpu", cuda=True)
+        'openvino'
+    """
+    from paraamr.errors import ConfigError
+    from paraamr.metrics.exported import BACKENDS
+
+    if backend not in BACKENDS:
+        raise ConfigError(f"similarity.backend must be one of {BACKENDS}, got {backend!r}")
+    if backend != "torch" and device is None and cuda:
+        log.info("similarity.backend=%s runs on the CPU; a CUDA GPU is here: torch on it", backend)
+        return "torch"
+    return backend
+
+
 @lru_cache(maxsize=8)
 def load_encoder(
     name: str, device: str | None = None, precision: str = "fp32", backend: str = "torch"
@@ -180,10 +203,8 @@ def load_encoder(
     variant (``onnx``, ``onnx-int8``, ``openvino``).
     """
     from paraamr.errors import ConfigError
-    from paraamr.metrics.exported import BACKENDS
 
-    if backend not in BACKENDS:
-        raise ConfigError(f"similarity.backend must be one of {BACKENDS}, got {backend!r}")
+    backend = resolve_backend(backend, device, _cuda())
     if backend != "torch":
         from paraamr.metrics.exported import ExportedEncoder
 
