@@ -50,7 +50,13 @@ def mean_pool(hidden: Any, mask: Any) -> np.ndarray:
 def _pipeline(model: Any) -> tuple[Any, bool]:
     """The Transformer module of a mean-pooling sentence-transformers model, and whether it
     normalises; anything else is refused."""
-    kinds = [type(m).__name__ for m in model]
+    try:
+        kinds = [type(m).__name__ for m in model]
+    except TypeError:  # not a sentence-transformers pipeline (SimCSE's pooler encoder)
+        raise ConfigError(
+            f"similarity.backend: {type(model).__name__} is not a sentence-transformers model: "
+            "use similarity.backend=torch"
+        ) from None
     ok = kinds[:2] == ["Transformer", "Pooling"] and kinds[2:] in ([], ["Normalize"])
     if ok:
         cfg = model[1].get_config_dict()

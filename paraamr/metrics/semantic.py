@@ -165,24 +165,36 @@ def encoder_label(name: str, precision: str) -> str:
     return name if precision == "fp32" else f"{name},{precision}"
 
 
-def resolve_backend(backend: str, device: str | None, cuda: bool) -> str:
-    """The encoder backend to run: an exported backend (``onnx``, ``openvino``: CPU only) with
-    no device asked for on a machine with a CUDA GPU becomes ``torch`` (on the GPU, faster than
-    either on a CPU); an explicit ``device="cpu"`` keeps it.
+def resolve_backend(backend: str, device: str | None, cuda: bool, precision: str = "fp32") -> str:
+    """The encoder backend to run. An exported backend (``onnx``, ``openvino``) runs fp32 (or
+    ONNX int8) on the CPU; where the settings ask for something it cannot do, the encoder runs in
+    ``torch`` instead (logged): a non-CPU ``device``, no device on a machine with a CUDA GPU
+    (unless ``int8``), or bf16 (``bf16``, or ``auto`` on a CPU with native bf16).
 
     Examples:
         >>> [resolve_backend("openvino", None, cuda=c) for c in (False, True)]
         ['openvino', 'torch']
-        >>> resolve_backend("openvino", "cpu", cuda=True)
-        'openvino'
+        >>> resolve_backend("openvino", "cpu", cuda=True), resolve_backend("onnx", "cuda", False)
+        ('openvino', 'torch')
+        >>> resolve_backend("openvino", "cpu", False, "bf16")
+        'torch'
     """
     from paraamr.errors import ConfigError
     from paraamr.metrics.exported import BACKENDS
 
     if backend not in BACKENDS:
         raise ConfigError(f"similarity.backend must be one of {BACKENDS}, got {backend!r}")
-    if backend != "torch" and device is None and cuda:
-        log.info("similarity.backend=%s runs on the CPU; a CUDA GPU is here: torch on it", backend)
+    if backend == "torch" or precision == "int8":
+        return backend
+    why = None
+    if device not in (None, "cpu"):
+        why = f"similarity.device={device}"
+    elif device is None and cuda:
+        why = "a CUDA GPU is here"
+    elif resolve_precision(precision, "cpu") == "bf16":
+        why = f"similarity.precision={precision} is bf16 autocast"
+    if why:
+        log.info("similarity.backend=%s runs fp32 on the CPU; %s: torch instead", backend, why)
         return "torch"
     return backend
 
@@ -204,14 +216,12 @@ def load_encoder(
     """
     from paraamr.errors import ConfigError
 
-    backend = resolve_backend(backend, device, _cuda())
+    backend = resolve_backend(backend, device, _cuda(), precision)
     if backend != "torch":
         from paraamr.metrics.exported import ExportedEncoder
 
-        if precision not in ("fp32", "int8", "auto"):
-            raise ConfigError(f"similarity.backend={backend} runs fp32 or int8, not {precision}")
         if device not in (None, "cpu"):
-            raise ConfigError(f"similarity.backend={backend} runs on the CPU, not {device}")
+            raise ConfigError(f"similarity.precision=int8 runs on the CPU, not {device}")
         return ExportedEncoder(load_encoder(name, "cpu"), backend, int8=precision == "int8")
     if precision == "int8":
         raise ConfigError("similarity.precision=int8 needs similarity.backend=onnx")

@@ -138,6 +138,7 @@ class SCPNModule(CondGenModule):
             model_name_or_path=None, tokenizer_name_or_path=None, arch=self.arch,
             format_signature=self.fmt.signature(), answer_prefix=ANSWER_PREFIX,
             trained_from=self.hparams["model_name_or_path"],
+            val_loss="token-mean",  # the dev loss best_val is measured in (CondGenModule)
         )  # fmt: skip
         return hp
 

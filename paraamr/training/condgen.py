@@ -158,11 +158,17 @@ class CondGenModule(pl.LightningModule):
         self._val_tokens += n
 
     def on_validation_epoch_end(self) -> None:
-        if self._val_tokens == 0:
+        total, tokens = self._val_sum, self._val_tokens
+        trainer = self._trainer
+        if trainer is not None and trainer.world_size > 1:  # every rank's tokens count once
+            t = torch.tensor([total, float(tokens)], dtype=torch.float64, device=self.device)
+            t = trainer.strategy.reduce(t, reduce_op="sum")
+            total, tokens = float(t[0]), int(t[1])
+        if tokens == 0:
             return
-        loss = self._val_sum / self._val_tokens
-        self.log("val/loss", loss, prog_bar=True, sync_dist=True)
-        self.log("val/ppl", math.exp(min(loss, 50.0)), sync_dist=True)
+        loss = total / tokens
+        self.log("val/loss", loss, prog_bar=True)
+        self.log("val/ppl", math.exp(min(loss, 50.0)))
 
     def configure_optimizers(self) -> Any:
         s = dict(self.optimizer_settings())

@@ -65,8 +65,9 @@ def test_int8_is_close_to_fp32(fp32, sentences, cache):
 
 
 def test_refused_settings_name_the_key(fp32):
-    with pytest.raises(ConfigError, match="similarity.backend=onnx runs fp32 or int8"):
-        load_encoder("minilm", "cpu", "bf16", "onnx")
+    assert not isinstance(load_encoder("minilm", "cpu", "bf16", "onnx"), ExportedEncoder)
+    with pytest.raises(ConfigError, match="not a sentence-transformers model"):
+        ExportedEncoder(object(), "onnx")
     with pytest.raises(ConfigError, match="int8 needs similarity.backend=onnx"):
         load_encoder("minilm", "cpu", "int8")
     with pytest.raises(ConfigError, match="similarity.backend must be one of"):
