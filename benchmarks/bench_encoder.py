@@ -79,15 +79,20 @@ def main(argv=None) -> None:
     encoders = {"fp32": fp32, "bf16 autocast": AutocastEncoder(fp32, "cpu")}
     from paraamr.metrics.exported import ExportedEncoder
 
+    wanted = {"fp32", *(v.strip() for v in a.variants.split(","))}
+    known = {"fp32", "bf16 autocast", "onnx", "onnx int8", "openvino"}
+    if wanted - known:
+        ap.error(f"--variants: unknown {sorted(wanted - known)}; choose from {sorted(known)}")
     for name, backend, int8 in (("onnx", "onnx", False), ("onnx int8", "onnx", True),
                                 ("openvino", "openvino", False)):  # fmt: skip
+        if name not in wanted:
+            continue
         try:
             encoders[name] = ExportedEncoder(fp32, backend, int8=int8, threads=a.threads)
         except ImportError as e:  # MissingDependencyError is an ImportError too
             print(f"{name}: left out ({e})", flush=True)
     cosine_pairs(pairs[:8], fp32)  # warm-up
     runs, cos = {}, {}
-    wanted = {"fp32", *(v.strip() for v in a.variants.split(","))}
     for name, enc in encoders.items():
         if name not in wanted:
             continue
