@@ -188,22 +188,27 @@ class ExportedEncoder:
         show_progress_bar: bool = False,
         **_: Any,
     ) -> np.ndarray:
-        """Embeddings of ``sentences`` in their order (batches of similar length)."""
+        """Embeddings of ``sentences`` in their order (batches of similar length, through
+        :func:`paraamr.utils.map_length_batches`)."""
         from tqdm.auto import tqdm
 
+        from paraamr.utils import map_length_batches
+
         sentences = list(sentences)
-        order = np.argsort([-len(s) for s in sentences], kind="stable")
-        out = np.zeros((len(sentences), 0), dtype=np.float32)
-        starts = range(0, len(sentences), batch_size)
-        for i in tqdm(starts, disable=not show_progress_bar, desc="encode"):
-            idx = order[i : i + batch_size]
-            enc = self.tokenizer([sentences[j] for j in idx], padding=True, truncation=True,
+        bar = tqdm(total=len(sentences), disable=not show_progress_bar, desc="encode")
+
+        def embed(batch: list[str]) -> np.ndarray:
+            enc = self.tokenizer(batch, padding=True, truncation=True,
                                  max_length=self.max_length, return_tensors="np")  # fmt: skip
             feeds = {k: enc[k].astype(np.int64) for k in self.inputs}
-            emb = mean_pool(self._run(feeds), enc["attention_mask"])
-            if out.shape[1] == 0:
-                out = np.zeros((len(sentences), emb.shape[1]), dtype=np.float32)
-            out[idx] = emb
+            bar.update(len(batch))
+            return mean_pool(self._run(feeds), enc["attention_mask"])
+
+        rows = map_length_batches(sentences, embed, batch_size, longest_first=True)
+        bar.close()
+        if not rows:
+            return np.zeros((0, 0), dtype=np.float32)
+        out = np.stack(rows).astype(np.float32)
         if self.normalize or normalize_embeddings:
             norm = np.linalg.norm(out, axis=1, keepdims=True)
             out = out / np.where(norm > 0, norm, 1.0)
