@@ -7,7 +7,10 @@ a single-sentence example always uses ``first``). A candidate is dropped, and th
 counted, when a paraphrased side is missing (the paraphraser skipped it), equal to its input
 (case and spacing folded), or above the perplexity threshold (the paper: 110, through
 :func:`paraamr.corpus.filters.passes_perplexity`). With no perplexity model the filter is not
-applied and the result says so (``perplexity_filter``), it never silently passes.
+applied and the result says so (``perplexity_filter``), it never silently passes. A kept
+paraphrase that differs from its input in at most a tenth of the input's words is counted as a
+*near-copy* (:func:`is_near_copy`; ``kept_near_copy`` in the counts, ``near_copy`` per record):
+it is kept, as the paper keeps it, but it adds little new text.
 
 The paraphraser is anything with the :class:`Paraphraser` interface: the syntax-controlled
 paraphraser of the Table 6 work (:class:`SCPNParaphraser`, loaded lazily from
@@ -20,8 +23,10 @@ paraphraser of the Table 6 work (:class:`SCPNParaphraser`, loaded lazily from
 ...         return [[s.upper() if j == 1 else " ".join(s.split()[::-1])
 ...                  for j, _ in enumerate(templates)] for s in sentences]
 >>> res = augment([Example("a cat", None, 1, "t#0")], Reverse(), max_perplexity=None)
->>> [(e.text_a, e.label) for e in res.examples], dict(res.stats)
-([('a cat', 1), ('cat a', 1), ('cat a', 1)], {'candidates': 3, 'kept': 2, 'dropped_identical': 1})
+>>> [(e.text_a, e.label) for e in res.examples]
+[('a cat', 1), ('cat a', 1), ('cat a', 1)]
+>>> dict(res.stats)
+{'candidates': 3, 'kept': 2, 'kept_near_copy': 0, 'dropped_identical': 1}
 >>> [e.uid for e in repeat_examples([Example("a", None, 0, "t#0")], copies=2)]
 ['t#0', 't#0+rep1', 't#0+rep2']
 """
@@ -30,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -45,6 +51,7 @@ __all__ = [
     "SCPNParaphraser",
     "AugmentResult",
     "augment",
+    "is_near_copy",
     "repeat_examples",
 ]
 
@@ -162,6 +169,37 @@ def _fold(s: str) -> str:
     return "".join(s.lower().split())
 
 
+_WORD = re.compile(r"\w+|[^\w\s]")
+
+
+def word_edits(output: str, source: str) -> int:
+    """Word-level Levenshtein distance (``nltk.edit_distance``) between the case-folded words of
+    ``output`` and ``source``; a punctuation mark is a word, so re-spacing costs nothing.
+
+    >>> word_edits("He said , Berkeley-based Xoma", "he said, Berkeley-based xoma")
+    0
+    >>> word_edits("the cat sat", "a cat sat down")
+    2
+    """
+    from nltk import edit_distance
+
+    return int(edit_distance(_WORD.findall(output.lower()), _WORD.findall(source.lower())))
+
+
+def is_near_copy(output: str, source: str, max_share: float = 0.1) -> bool:
+    """True when ``output`` is within ``max_share`` of the source's word count of word edits
+    (:func:`word_edits`) from ``source``: at most 1 edit for a 10-word source, 2 for a 20-word
+    one. Identity counts as a near-copy.
+
+    >>> is_near_copy("the cat sat on the mat today .", "the cat sat on the mat .")  # 1 of 7
+    False
+    >>> is_near_copy("the cat sat on the big mat , he said .", "the cat sat on the mat , he said .")
+    True
+    """
+    n = len(_WORD.findall(source.lower()))
+    return word_edits(output, source) <= max_share * n
+
+
 @dataclass
 class AugmentResult:
     """The training set (originals first, then the kept paraphrases), one record per candidate
@@ -181,6 +219,7 @@ def augment(
     sentences: str = "first",
     max_perplexity: float | None = 110.0,
     scorer: Any = None,
+    near_copy_share: float = 0.1,
 ) -> AugmentResult:
     """Add up to one paraphrase per (example, template), label kept.
 
@@ -195,6 +234,8 @@ def augment(
         scorer: an object with ``perplexities(list[str]) -> list[float]`` (e.g.
             :class:`paraamr.lms.CausalLMScorer`); ``None`` with a threshold: the
             filter is not applied, and ``perplexity_filter`` says so.
+        near_copy_share: a kept paraphrase within this share of its input's words of word
+            edits is counted as a near-copy (:func:`is_near_copy`; counted, not dropped).
     """
     if sentences not in SIDES:
         raise ConfigError(f"augment.sentences: {sentences!r} is not one of {list(SIDES)}")
@@ -231,6 +272,7 @@ def augment(
             stats["candidates"] += 1
             new = {"a": e.text_a, "b": e.text_b}
             reason = None
+            near = True
             for s in sides:
                 src = getattr(e, f"text_{s}")
                 out = para[src][j]
@@ -242,6 +284,8 @@ def augment(
                     reason = reason or (
                         "dropped_perplexity" if out in ppl else "dropped_no_perplexity"
                     )
+                if out:
+                    near = near and is_near_copy(out, src, near_copy_share)
                 new[s] = out
             rec = {
                 "uid": e.uid,
@@ -253,10 +297,12 @@ def augment(
                 "perplexity": {s: ppl.get(new[s]) for s in sides} if ppl else None,
                 "kept": reason is None,
                 "reason": reason,
+                "near_copy": reason is None and near,
             }
             records.append(rec)
             if reason is None:
                 stats["kept"] += 1
+                stats["kept_near_copy"] += int(near)
                 added.append(Example(new["a"], new["b"], e.label, f"{e.uid}+para{j + 1}"))
             else:
                 stats[reason] += 1

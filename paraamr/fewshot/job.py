@@ -63,6 +63,7 @@ def build_training_set(cfg: DictConfig, train: list, out_dir: Path) -> tuple[lis
         sentences=aug.sentences,
         max_perplexity=aug.max_perplexity,
         scorer=scorer,
+        near_copy_share=float(aug.get("near_copy_share", 0.1)),
     )
     with open(out_dir / "augment_log.jsonl", "w", encoding="utf-8") as fh:
         for r in res.records:

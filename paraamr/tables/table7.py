@@ -142,6 +142,8 @@ def gather_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
         if aug_stats:
             row["augment_kept"] = sum(s.get("kept", 0) for s in aug_stats)
             row["augment_candidates"] = sum(s.get("candidates", 0) for s in aug_stats)
+            if all("kept_near_copy" in s for s in aug_stats):  # runs before the count lack it
+                row["augment_near_copies"] = sum(s["kept_near_copy"] for s in aug_stats)
             row["perplexity_filter"] = rs[0]["augment"].get("perplexity_filter")
             row["augment_nearest_template"] = sum(
                 r["augment"].get("paraphraser_counts", {}).get("nearest_template", 0) for r in rs
@@ -208,7 +210,14 @@ def table7_layout(note: str) -> Layout:
             + (
                 [
                     f"augmentation kept {r['augment_kept']}/{r['augment_candidates']} candidates "
-                    f"over all seeds; perplexity filter {r.get('perplexity_filter')}"
+                    "over all seeds"
+                    + (
+                        f" ({r['augment_near_copies']} of them near-copies: at most 10% of the "
+                        "input's words edited)"
+                        if "augment_near_copies" in r
+                        else ""
+                    )
+                    + f"; perplexity filter {r.get('perplexity_filter')}"
                     + (
                         f"; {r['augment_nearest_template']} candidates got the parse of the "
                         "nearest template (no training parse fits theirs)"

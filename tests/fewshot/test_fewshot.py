@@ -15,6 +15,7 @@ from paraamr.fewshot.augment import (
     TEMPLATES,
     SCPNParaphraser,
     augment,
+    is_near_copy,
     repeat_examples,
 )
 from paraamr.fewshot.data import (
@@ -145,6 +146,34 @@ def test_a_respaced_copy_is_no_paraphrase():
     res = augment(ex, Respace(), templates=TEMPLATES[:2], max_perplexity=None)
     assert res.stats == Counter(candidates=2, dropped_identical=2)
     assert res.examples == ex
+
+
+def test_near_copy_is_a_tenth_of_the_words_by_hand():
+    src = "one two three four five six seven eight nine ten"  # 10 words: 1 edit allowed
+    assert is_near_copy(src, src)
+    assert is_near_copy("one two three four five six seven eight nine", src)  # 1 deletion
+    assert is_near_copy("ONE two three four five six seven eight nine eleven", src)  # 1 sub
+    assert not is_near_copy("two one three four five six seven eight nine ten", src)  # 2 subs
+    assert not is_near_copy("one two three four five six seven eight", src)  # 2 deletions
+    # a re-ordered sentence (what a syntactic paraphrase does) is far from a near-copy
+    assert not is_near_copy("six seven eight nine ten one two three four five", src)
+    # punctuation marks are words: "said," = "said ,"; an added comma is one edit
+    assert is_near_copy("he said, it fell .", "he said , it fell .", max_share=0.0)
+    assert not is_near_copy("he said , , it fell .", "he said , it fell .", max_share=0.0)
+
+
+def test_augmentation_counts_the_kept_near_copies():
+    class OneWord:  # template 1: one word inserted (near-copy of 20 words); template 2: rewrite
+        def paraphrase(self, sentences, templates):
+            return [[f"so {s}", " ".join(reversed(s.split()))] for s in sentences]
+
+    long_ = " ".join(f"w{i}" for i in range(20))
+    ex = [Example(long_, None, 1, "n#0"), Example("a b c", None, 0, "n#1")]
+    res = augment(ex, OneWord(), templates=TEMPLATES[:2], max_perplexity=None)
+    # n#0: "so w0 .. w19" (1 edit of 20: near) and the reversal (kept, not near);
+    # n#1: "so a b c" (1 edit of 3: not near) and "c b a" (2 edits: not near)
+    assert res.stats == Counter(candidates=4, kept=4, kept_near_copy=1)
+    assert [r["near_copy"] for r in res.records] == [True, False, False, False]
 
 
 def test_repeat_baseline_is_the_augmented_size():
@@ -303,3 +332,31 @@ def test_tiny_table7_run_produces_the_schema(compose_config, data_dir, tiny_bert
     assert (tmp_path / "t7" / "table7_paired.pdf").stat().st_size > 0
     header = (tmp_path / "t7" / "table7.csv").read_text().splitlines()[0]
     assert header.startswith("source,setting,n_seeds,acc_mean,f1_mean,const_acc_mean,d_acc")
+
+
+def test_table7_rows_sum_the_near_copies_and_omit_them_for_older_runs():
+    from paraamr.tables.table7 import gather_rows, table7_layout
+
+    def run(aug, seed, acc, stats=None):
+        r = {"setting": f"MRPC k=15 {aug}", "task": "mrpc", "k": 15, "augmentation": aug,
+             "seed": seed, "test": {"acc": acc}, "sources": {"test": "t"}}  # fmt: skip
+        if stats is not None:
+            r["augment"] = {"stats": stats, "perplexity_filter": "off"}
+        return r
+
+    runs = [
+        run("none", 0, 70.0),
+        run("none", 1, 72.0),
+        run("scpn-x", 0, 71.0, {"candidates": 45, "kept": 30, "kept_near_copy": 4}),
+        run("scpn-x", 1, 69.0, {"candidates": 45, "kept": 20, "kept_near_copy": 7}),
+    ]
+    row = {r["setting"]: r for r in gather_rows(runs)}["MRPC k=15 scpn-x"]
+    got = (row["augment_kept"], row["augment_candidates"], row["augment_near_copies"])
+    assert got == (50, 90, 11)
+    note = table7_layout("n").row_notes(row)
+    assert any("kept 50/90" in n and "11 of them near-copies" in n for n in note)
+    # a run from before the near-copy count: no number rather than a wrong 0
+    runs[3]["augment"]["stats"].pop("kept_near_copy")
+    row = {r["setting"]: r for r in gather_rows(runs)}["MRPC k=15 scpn-x"]
+    assert "augment_near_copies" not in row
+    assert not any("near-copies" in n for n in table7_layout("n").row_notes(row))
