@@ -68,18 +68,18 @@ def _cmd_metric(a) -> None:
     _existing_file(a.file)
     skips = SkipLog(a.on_error, hint=CLI_HINT)
     pairs = list(_pairs(a.file, skips))
+
+    from paraamr.metrics.pairwise import Bleu, Similarity, TokenIoU
+    from paraamr.metrics.ted import tree_edit_distance
+
+    depth = 3 if a.name == "ted3" else None
     if a.name == "similarity":
-        from paraamr.metrics.semantic import cosine_pairs, load_encoder
+        from paraamr.metrics.semantic import load_encoder
 
-        vals = cosine_pairs(pairs, load_encoder(a.model)).tolist()
+        vals = Similarity(load_encoder(a.model), a.model).pairs(pairs).tolist()
     elif a.name in ("ted3", "tedf") and a.trees:
-        from paraamr.metrics.ted import tree_edit_distance
-
-        depth = 3 if a.name == "ted3" else None
         vals = [tree_edit_distance(x, y, depth=depth, variant=a.variant) for x, y in pairs]
     else:
-        from paraamr.metrics.lexical import bleu_nltk, token_iou
-        from paraamr.metrics.ted import tree_edit_distance
         from paraamr.parsers.base import make_parser, parse_unique
 
         parsed = parse_unique([s for p in pairs for s in p], make_parser(a.parser))
@@ -90,11 +90,10 @@ def _cmd_metric(a) -> None:
                 skips.skip(f"not parsed: {px if isinstance(px, Exception) else py}")
                 continue
             if a.name == "bleu":
-                vals.append(bleu_nltk(py.tokens, px.tokens))
+                vals.append(Bleu().sentence(y, x, py.tokens, px.tokens))
             elif a.name == "iou":
-                vals.append(token_iou(px.tokens, py.tokens))
+                vals.append(TokenIoU().sentence(px.tokens, py.tokens))
             else:
-                depth = 3 if a.name == "ted3" else None
                 vals.append(tree_edit_distance(px.tree, py.tree, depth=depth, variant=a.variant))
     for v in vals:
         print(v)

@@ -4,7 +4,8 @@ For each chunk of source records: paraphrases equal to their source (case-insens
 and counted; each distinct sentence is parsed once (batched) and embedded once; every pair gets
 similarity, 1 - BLEU, 1 - IoU, TED-3 and TED-F; per-pair and per-source rows are streamed to disk.
 With ``self_bleu=True`` each source row also gets the Self-BLEU of its scored paraphrases
-(:func:`paraamr.metrics.lexical.self_bleu`, paraphrases in an order drawn from the source id).
+(:class:`paraamr.metrics.pairwise.SelfBleu`, paraphrases in an order drawn from the source id);
+every measure is one of the metric objects of :mod:`paraamr.metrics.pairwise`.
 
 Files written to a corpus's shard directory by the shared shard runner (:mod:`paraamr.shards`):
 
@@ -23,22 +24,13 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from paraamr.corpus.errors import SkipLog, check_on_error
 from paraamr.corpus.records import SourceRecord, same_sentence
 from paraamr.errors import ConfigError, ParserError
 from paraamr.metrics.aggregate import source_means
-from paraamr.metrics.lexical import (
-    BLEU_VARIANTS,
-    CorpusBleu,
-    bleu_nltk,
-    bleu_sacrebleu_sentence,
-    self_bleu,
-    token_iou,
-)
-from paraamr.metrics.semantic import cosine_pairs
-from paraamr.metrics.ted import VARIANTS, ted_batch
+from paraamr.metrics.lexical import BLEU_VARIANTS
+from paraamr.metrics.pairwise import Bleu, SelfBleu, Similarity, TokenIoU, TreeEdit
+from paraamr.metrics.ted import VARIANTS
 from paraamr.parsers.base import Parsed, parse_unique
 from paraamr.shards import ChunkOutput, Shard, run_shard, total_counts
 from paraamr.utils import available_cores
@@ -106,8 +98,13 @@ class ShardResult:
 
 class _PairScorer:
     def __init__(self, parser, encoder, cfg: MetricConfig, skips: SkipLog):
-        self.parser, self.encoder, self.cfg, self.skips = parser, encoder, cfg, skips
-        self.corpus_bleu = CorpusBleu() if cfg.bleu == "sacrebleu-corpus" else None
+        self.parser, self.cfg, self.skips = parser, cfg, skips
+        self.bleu = Bleu(cfg.bleu, cfg.lowercase)
+        self.iou = TokenIoU(cfg.lowercase)
+        self.ted = TreeEdit(cfg.ted_variant, cfg.ted3_depth, cfg.ted_kernel)
+        self.similarity = Similarity(encoder, "", cfg.similarity_batch_size)
+        self.self_bleu = SelfBleu(cfg.lowercase)
+        self.corpus_bleu = None if self.bleu.per_pair else self.bleu.accumulator()
         self._pool = ProcessPoolExecutor(cfg.workers) if cfg.workers > 1 else None
 
     def close(self) -> None:
@@ -155,12 +152,12 @@ class _PairScorer:
                 cand.append((i, sid, j, src, para))
         if not cand:
             return
-        sims = cosine_pairs(
-            [(records[i].text, records[i].paraphrases[j].text) for i, _, j, _, _ in cand],
-            self.encoder,
-            self.cfg.similarity_batch_size,
+        sims = self.similarity.pairs(
+            [(records[i].text, records[i].paraphrases[j].text) for i, _, j, _, _ in cand]
         )
-        teds = self._teds([(s.tree, p.tree) for _, _, _, s, p in cand])
+        teds = self.ted.pairs(
+            [(s.tree, p.tree) for _, _, _, s, p in cand], self._pool, self.cfg.workers
+        )
         by_source: dict[int, list[dict]] = {}
         tokens: dict[int, list[list[str]]] = {}
         for (i, sid, j, src, para), sim, ted in zip(cand, sims, teds, strict=True):
@@ -178,12 +175,12 @@ class _PairScorer:
                 "paraphrase": r.paraphrases[j].text,
                 "similarity": sim,
                 "one_minus_bleu": self._one_minus_bleu(src, para, r, j),
-                "one_minus_iou": 1.0 - token_iou(self._tok(src), self._tok(para)),
+                "one_minus_iou": 1.0 - self.iou.sentence(src.tokens, para.tokens),
                 "ted3": ted[0],
                 "tedf": ted[1],
             }
             by_source.setdefault(i, []).append(row)
-            tokens.setdefault(i, []).append(self._tok(para))
+            tokens.setdefault(i, []).append(para.tokens)
         for i, rows in by_source.items():
             r = records[i]
             means = source_means(rows, METRICS)
@@ -194,33 +191,13 @@ class _PairScorer:
                 **means,
             }
             if self.cfg.self_bleu:
-                srow["self_bleu"] = _self_bleu_of(tokens[i], srow["source_id"])
+                srow["self_bleu"] = self.self_bleu.source(tokens[i], srow["source_id"])
             yield srow, rows
 
-    def _teds(self, pairs: list[tuple[str, str]]) -> list:
-        c = self.cfg
-        if self._pool is None:
-            return ted_batch(pairs, c.ted3_depth, c.ted_variant, c.ted_kernel)
-        size = max(64, -(-len(pairs) // (4 * c.workers)))
-        parts = [pairs[i : i + size] for i in range(0, len(pairs), size)]
-        futures = [
-            self._pool.submit(ted_batch, p, c.ted3_depth, c.ted_variant, c.ted_kernel)
-            for p in parts
-        ]
-        return [x for f in futures for x in f.result()]
-
-    def _tok(self, parsed: Parsed):
-        return [t.lower() for t in parsed.tokens] if self.cfg.lowercase else parsed.tokens
-
     def _one_minus_bleu(self, src: Parsed, para: Parsed, r: SourceRecord, j: int):
-        if self.cfg.bleu == "nltk-sentence":
-            return 1.0 - bleu_nltk(self._tok(para), self._tok(src))
-        hyp, ref = r.paraphrases[j].text, r.text
-        if self.cfg.lowercase:
-            hyp, ref = hyp.lower(), ref.lower()
-        if self.cfg.bleu == "sacrebleu-sentence":
-            return 1.0 - bleu_sacrebleu_sentence(hyp, ref)
-        self.corpus_bleu.add(hyp, ref)
+        if self.bleu.per_pair:
+            return 1.0 - self.bleu.sentence(r.paraphrases[j].text, r.text, para.tokens, src.tokens)
+        self.bleu.add(self.corpus_bleu, r.paraphrases[j].text, r.text)
         return None  # corpus BLEU has no per-pair value
 
 
@@ -233,13 +210,6 @@ def _with_ids(records: Iterable[SourceRecord], first_id: int) -> Iterator[Source
         if r.index is None:
             r.index = first_id + k
         yield r
-
-
-def _self_bleu_of(paraphrases: list[list[str]], source_id: int) -> float:
-    """Self-BLEU with the paraphrases in an order drawn from the source id: the authors' script
-    shuffles them (unseeded), this shuffle is the same in every run and shard."""
-    order = np.random.default_rng(source_id).permutation(len(paraphrases))
-    return self_bleu([paraphrases[k] for k in order])
 
 
 def score_records(
@@ -278,7 +248,7 @@ def score_records(
 
     def process(chunk: list[SourceRecord]) -> ChunkOutput:
         res = ShardResult()
-        bleu = CorpusBleu() if cfg.bleu == "sacrebleu-corpus" else None
+        bleu = None if scorer.bleu.per_pair else scorer.bleu.accumulator()
         scorer.corpus_bleu = bleu
         pairs: list[dict] = []
         sources: list[dict] = []

@@ -3,13 +3,14 @@
 Examples:
     >>> s = metric_signature(similarity="minilm", parser_sig="gold(...)", bleu="nltk-sentence",
     ...                      ted_variant="paraamr", ted_kernel="edist", ted3_depth=3, data="x")
-    >>> s.split("|")[:3]
-    ['paraamr:0.1.0', 'data:x', 'agg:src-mean,drop-identical:ci']
+    >>> list(s.fields)
+    ['paraamr', 'data', 'agg', 'sim', 'bleu', 'iou', 'ted', 'parser', 'versions']
+    >>> s.fields["agg"], s.fields["sim"]
+    ('src-mean,drop-identical:ci', 'cos(minilm)')
 """
 
 from __future__ import annotations
 
-from paraamr.errors import ConfigError
 from paraamr.signature import PACKAGES, Signature, package_versions
 
 __all__ = ["metric_signature"]
@@ -32,33 +33,26 @@ def metric_signature(
     The TED part names the preset with its definition version (``ted:paraamr-v2``): numbers
     from different definitions of one preset name never share a signature.
 
-    Raises:
-        ConfigError: for an unknown TED variant.
-    """
-    from paraamr.metrics.ted import VARIANTS
+    Each field is the ``field()`` of the metric object that computes the number
+    (:mod:`paraamr.metrics.pairwise`).
 
-    if ted_variant not in VARIANTS:
-        raise ConfigError(
-            f"ted.variant: unknown TED variant {ted_variant!r}; one of {tuple(VARIANTS)}"
-        )
+    Raises:
+        ConfigError: for an unknown TED variant or BLEU variant.
+    """
+    from paraamr.metrics.pairwise import Bleu, SelfBleu, Similarity, TokenIoU, TreeEdit
+
     v = package_versions()
-    case = "lower" if lowercase else "as-written"
-    bleu_part = (
-        f"{bleu},w:uniform4,tok:parser" if bleu == "nltk-sentence" else f"{bleu},tok:13a"
-    ) + f",case:{case}"
     fields: list[tuple[str, object]] = [
         ("paraamr", v["paraamr"]),
         ("data", data),
         ("agg", "src-mean,drop-identical:ci"),
-        ("sim", f"cos({similarity})"),
-        ("bleu", bleu_part),
-        ("iou", f"token-set,tok:parser,case:{case}"),
-        ("ted", f"{VARIANTS[ted_variant].describe()},d3:{ted3_depth},unit-cost,words:no,pos:yes,"
-                f"kernel:{ted_kernel}"),
+        ("sim", Similarity(None, similarity).field()),
+        ("bleu", Bleu(bleu, lowercase).field()),
+        ("iou", TokenIoU(lowercase).field()),
+        ("ted", TreeEdit(ted_variant, ted3_depth, ted_kernel).field()),
         ("parser", parser_sig),
         ("versions", ",".join(f"{k}-{v[k]}" for k in PACKAGES)),
-    ]  # fmt: skip
+    ]
     if self_bleu:
-        selfbleu = f"nltk-sentence,n:5,pad:repeat,order:rng(source-id),case:{case}"
-        fields.insert(-2, ("selfbleu", selfbleu))
+        fields.insert(-2, ("selfbleu", SelfBleu(lowercase).field()))
     return Signature.build(*fields)

@@ -108,18 +108,17 @@ def evaluate_outputs(
     encoder: Any,
     ref_parses: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The metrics of the module docstring for aligned lists (outputs may be empty strings)."""
+    """The metrics of the module docstring for aligned lists (outputs may be empty strings),
+    scored with the metric objects of :mod:`paraamr.metrics.pairwise`."""
     import numpy as np
-    import sacrebleu
 
-    from paraamr.metrics.semantic import cosine_pairs
-    from paraamr.metrics.ted import ted_batch
+    from paraamr.metrics.pairwise import Bleu, Similarity, TreeEdit
     from paraamr.parsers.base import parse_unique
     from paraamr.scpn.formats import linearize
 
-    bleu = sacrebleu.BLEU()
-    score = bleu.corpus_score(list(outputs), [list(references)])
-    src_score = sacrebleu.BLEU().corpus_score(list(outputs), [list(sources)])
+    bleu = Bleu("sacrebleu-corpus")
+    score = bleu.corpus(list(outputs), list(references))
+    src_score = bleu.corpus(list(outputs), list(sources))
     parsed = parse_unique([o for o in outputs if o.strip()], parser)
     ref_parses = ref_parses or parse_unique(references, parser)
     counts: Counter = Counter()
@@ -131,17 +130,17 @@ def evaluate_outputs(
             continue
         ted_pairs.append((po.tree, pr.tree))
         match.append(linearize(po.tree, 3) == linearize(pr.tree, 3))
-    teds = [t for t in ted_batch(ted_pairs) if not isinstance(t, str)]
-    sims = cosine_pairs(list(zip(sources, outputs, strict=True)), encoder)
+    teds = [t for t in TreeEdit().pairs(ted_pairs) if not isinstance(t, str)]
+    sims = Similarity(encoder, "").pairs(list(zip(sources, outputs, strict=True)))
     return {
         "n": len(outputs),
-        "bleu": round(score.score, 4),
-        "bleu_signature": str(bleu.get_signature()),
+        "bleu": round(100.0 * score, 4),
+        "bleu_signature": bleu.sacrebleu_signature(),
         "ted3": float(np.mean([t[0] for t in teds])) if teds else float("nan"),
         "tedf": float(np.mean([t[1] for t in teds])) if teds else float("nan"),
         "template_match": float(np.mean(match)) if match else float("nan"),
         "similarity": float(np.mean(sims)) if len(sims) else float("nan"),
-        "one_minus_bleu_src": round(100.0 - src_score.score, 4) + 0.0,  # no -0.0
+        "one_minus_bleu_src": round(100.0 - 100.0 * src_score, 4) + 0.0,  # no -0.0
         "empty_outputs": sum(1 for o in outputs if not o.strip()),
         **counts,
     }
@@ -164,7 +163,7 @@ def control_scores(
     (trees), means over the outputs that parse, and ``control_gain`` = own − given."""
     import numpy as np
 
-    from paraamr.metrics.ted import ted_batch
+    from paraamr.metrics.pairwise import TreeEdit
     from paraamr.parsers.base import parse_unique
 
     parsed = parse_unique([o for o in outputs if o.strip()], parser)
@@ -177,8 +176,9 @@ def control_scores(
         pairs_own.append((po.tree, w))
     if not pairs_given:
         return {"control_n": 0}
-    t_given = [t[0] for t in ted_batch(pairs_given)]
-    t_own = [t[0] for t in ted_batch(pairs_own)]
+    ted = TreeEdit()
+    t_given = [t[0] for t in ted.pairs(pairs_given)]
+    t_own = [t[0] for t in ted.pairs(pairs_own)]
     return {
         "control_n": len(t_given),
         "control_ted3_given": float(np.mean(t_given)),
@@ -222,7 +222,7 @@ def evaluate_model(
     Pairs whose reference (or needed source) cannot be parsed are dropped and counted
     (``dropped_unparsed``); the files hold the pairs that were scored.
     """
-    from paraamr.metrics.ted import ted_batch
+    from paraamr.metrics.pairwise import TreeEdit
     from paraamr.parsers.base import parse_unique
     from paraamr.scpn.formats import linearize
 
@@ -268,7 +268,7 @@ def evaluate_model(
     for s, tp, o, r in list(zip(sources, tparses, outputs, references, strict=True))[:samples]:
         po = parsed.get(o)
         ted = (
-            ted_batch([(po.tree, refs[r].tree)])[0][0]
+            TreeEdit().pairs([(po.tree, refs[r].tree)])[0][0]
             if po is not None and not isinstance(po, Exception)
             else None
         )

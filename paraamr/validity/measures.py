@@ -29,12 +29,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from paraamr.errors import ParserError
-from paraamr.metrics.lexical import bleu_nltk, bleu_sacrebleu_sentence, token_iou
-from paraamr.metrics.semantic import cosine_pairs
-from paraamr.metrics.signature import metric_signature
-from paraamr.metrics.ted import ted_batch
+from paraamr.metrics.pairwise import Bleu, Similarity, TokenIoU, TreeEdit
 from paraamr.parsers.base import parse_unique
-from paraamr.signature import Signature, package_versions
+from paraamr.signature import PACKAGES, Signature, package_versions
 from paraamr.validity.judgements import Item
 
 __all__ = ["MEASURES", "DIRECTION", "Measures", "compute_measures", "measure_signatures"]
@@ -78,42 +75,37 @@ def measure_signatures(
     lowercase: bool = False,
     lm_sig: str | None = None,
 ) -> dict[str, str]:
-    """One signature per measure, built from the project's Table 2 signature parts.
+    """One signature per measure, its field from the metric object that computes it
+    (:mod:`paraamr.metrics.pairwise`, the objects of Table 2).
 
     >>> s = measure_signatures(data="d", similarity="minilm", parser_sig="p", lm_sig="ppl(x)")
-    >>> s["similarity"].split("|")[:3]
-    ['paraamr:0.1.0', 'data:d', 'agg:per-pair,human=mean-of-judges,copies-excluded,boot=sources']
-    >>> s["ted3"].split("|")[3]
-    'ted:paraamr-v2,d3:3,unit-cost,words:no,pos:yes,kernel:edist'
+    >>> list(s["similarity"].fields)
+    ['paraamr', 'data', 'agg', 'sim', 'versions']
+    >>> s["similarity"].fields["agg"]
+    'per-pair,human=mean-of-judges,copies-excluded,boot=sources'
+    >>> s["ted3"].fields["ted"]
+    'paraamr-v2,d3:3,unit-cost,words:no,pos:yes,kernel:edist'
     """
-    common = dict(
-        similarity=similarity,
-        parser_sig=parser_sig,
-        ted_variant=ted_variant,
-        ted_kernel=ted_kernel,
-        ted3_depth=ted3_depth,
-        data=data,
-        lowercase=lowercase,
-    )
-    part = metric_signature(bleu="nltk-sentence", **common).fields
-    sacre = metric_signature(bleu="sacrebleu-sentence", **common).fields["bleu"]
     v = package_versions()
+    versions = ",".join(f"{k}-{v[k]}" for k in PACKAGES)
     head = [
-        ("paraamr", part["paraamr"]),
-        ("data", part["data"]),
+        ("paraamr", v["paraamr"]),
+        ("data", data),
         ("agg", "per-pair,human=mean-of-judges,copies-excluded,boot=sources"),
     ]
-    tail = [("parser", part["parser"]), ("versions", part["versions"])]
-    bare = [("versions", part["versions"])]
+    tail = [("parser", parser_sig), ("versions", versions)]
+    bare = [("versions", versions)]
     lm = ("lm", lm_sig) if lm_sig else ("ppl", "none")
+    ted = TreeEdit(ted_variant, ted3_depth, ted_kernel)
+    sacre = Bleu("sacrebleu-sentence", lowercase).field()
     sig = Signature.build
     return {
-        "similarity": sig(*head, ("sim", part["sim"]), *bare),
-        "bleu": sig(*head, ("bleu", part["bleu"]), *tail),
+        "similarity": sig(*head, ("sim", Similarity(None, similarity).field()), *bare),
+        "bleu": sig(*head, ("bleu", Bleu("nltk-sentence", lowercase).field()), *tail),
         "bleu_sacrebleu": sig(*head, ("bleu", sacre), *bare),
-        "iou": sig(*head, ("iou", part["iou"]), *tail),
-        "ted3": sig(*head, ("ted", part["ted"]), *tail),
-        "tedf": sig(*head, ("ted", part["ted"].replace(f"d3:{ted3_depth}", "full")), *tail),
+        "iou": sig(*head, ("iou", TokenIoU(lowercase).field()), *tail),
+        "ted3": sig(*head, ("ted", ted.field()), *tail),
+        "tedf": sig(*head, ("ted", ted.field(full=True)), *tail),
         "perplexity": sig(*head, lm, *bare),
         "nll": sig(*head, ("nll", "file-column(generator NLL, mean over sys_id groups)")),
         "_versions": ",".join(f"{k}-{x}" for k, x in v.items()),
@@ -153,8 +145,10 @@ def compute_measures(
     secs: dict[str, float] = {}
     pairs = [(it.source, it.paraphrase) for it in items]
 
+    bleu, sacre = Bleu("nltk-sentence", lowercase), Bleu("sacrebleu-sentence", lowercase)
+    iou, ted = TokenIoU(lowercase), TreeEdit(ted_variant, ted3_depth, ted_kernel)
     t = time.perf_counter()
-    vals["similarity"][:] = cosine_pairs(pairs, encoder, similarity_batch_size)
+    vals["similarity"][:] = Similarity(encoder, similarity_name, similarity_batch_size).pairs(pairs)
     secs["similarity"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -166,19 +160,14 @@ def compute_measures(
         a, b = parsed[src], parsed[para]
         if isinstance(a, ParserError) or isinstance(b, ParserError):
             fails[f"not parsed: {a if isinstance(a, ParserError) else b}"] += 1
-            vals["bleu_sacrebleu"][k] = bleu_sacrebleu_sentence(para, src)
+            vals["bleu_sacrebleu"][k] = sacre.sentence(para, src)
             continue
-        ta, tb = list(a.tokens), list(b.tokens)
-        if lowercase:
-            ta, tb = [x.lower() for x in ta], [x.lower() for x in tb]
-        vals["bleu"][k] = bleu_nltk(tb, ta)
-        vals["bleu_sacrebleu"][k] = bleu_sacrebleu_sentence(para, src)
-        vals["iou"][k] = token_iou(ta, tb)
+        vals["bleu"][k] = bleu.sentence(para, src, b.tokens, a.tokens)
+        vals["bleu_sacrebleu"][k] = sacre.sentence(para, src)
+        vals["iou"][k] = iou.sentence(a.tokens, b.tokens)
         tree_pairs.append((a.tree, b.tree))
         tree_idx.append(k)
-    for k, r in zip(
-        tree_idx, ted_batch(tree_pairs, ted3_depth, ted_variant, ted_kernel), strict=True
-    ):
+    for k, r in zip(tree_idx, ted.pairs(tree_pairs), strict=True):
         if isinstance(r, str):
             fails[f"tree not readable: {r}"] += 1
             continue

@@ -347,6 +347,23 @@ def test_measures_are_aligned_and_oriented(tmp_path, spacy_parser):
     assert "ppl(len)" in m.signatures["perplexity"]
 
 
+def test_lowercase_reaches_sacrebleu_as_its_signature_says(tmp_path, spacy_parser):
+    """The sacrebleu column's signature said case:lower under lowercase=True while the text was
+    scored as written; one Bleu object now does both."""
+    import sacrebleu
+
+    from paraamr.validity.measures import compute_measures
+
+    p = tmp_path / "j.tsv"
+    p.write_text("The Cat sat on the mat.\tthe cat sat on the red mat.\t90\t2\n")
+    items = read_generic(p).items
+    m = compute_measures(items, encoder=_Enc(), parser=spacy_parser, similarity_name="bag",
+                         data="t", lowercase=True)  # fmt: skip
+    want = sacrebleu.sentence_bleu("the cat sat on the red mat.", ["the cat sat on the mat."])
+    assert m.values["bleu_sacrebleu"][0] == pytest.approx(want.score / 100)
+    assert "case:lower" in m.signatures["bleu_sacrebleu"]
+
+
 def test_report_from_the_real_file_without_models(pbe, tmp_path, spacy_parser):
     from paraamr.validity.analyse import analyse
     from paraamr.validity.measures import compute_measures

@@ -1,0 +1,112 @@
+"""The metric objects (:mod:`paraamr.metrics.pairwise`) against the libraries they stand for
+(nltk, sacrebleu) and hand computations; one object per measure for Table 2, validity and
+Table 6."""
+
+from __future__ import annotations
+
+import math
+import random
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+import sacrebleu
+from nltk.translate.bleu_score import sentence_bleu
+
+from paraamr.errors import ConfigError, InputError
+from paraamr.metrics.pairwise import Bleu, SelfBleu, Similarity, TokenIoU, TreeEdit
+
+pytestmark = pytest.mark.filterwarnings("ignore:\\nThe hypothesis contains 0 counts:UserWarning")
+
+WORDS = "the a cat dog sat ran on under mat rug quickly . , The Cat".split()
+
+
+def _sentences(n: int, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 14))) for _ in range(n)]
+
+
+def test_bleu_variants_equal_nltk_and_sacrebleu():
+    hyps, refs = _sentences(60, 1), _sentences(60, 2)
+    nltk_b, sent, corp = Bleu(), Bleu("sacrebleu-sentence"), Bleu("sacrebleu-corpus")
+    for h, r in zip(hyps, refs, strict=True):
+        ht, rt = h.split(), r.split()
+        assert nltk_b.sentence(h, r, ht, rt) == pytest.approx(sentence_bleu([rt], ht), abs=1e-12)
+        assert sent.sentence(h, r) == pytest.approx(sacrebleu.sentence_bleu(h, [r]).score / 100)
+    lib = sacrebleu.BLEU()
+    ref = lib.corpus_score(hyps, [refs]).score
+    assert corp.sacrebleu_signature() == str(lib.get_signature())
+    assert round(100 * corp.corpus(hyps, refs), 4) == round(ref, 4)
+    acc = corp.accumulator()
+    for h, r in zip(hyps, refs, strict=True):
+        corp.add(acc, h, r)
+    assert acc.score() == pytest.approx(ref / 100, abs=1e-12)
+
+
+def test_lowercase_reaches_every_bleu_variant_and_iou():
+    h, r = "The Cat sat .", "the cat sat ."
+    assert Bleu("sacrebleu-sentence", lowercase=True).sentence(h, r) == pytest.approx(1.0)
+    assert Bleu("sacrebleu-sentence").sentence(h, r) < 0.9
+    assert Bleu(lowercase=True).sentence(h, r, h.split(), r.split()) == pytest.approx(1.0)
+    assert round(Bleu("sacrebleu-corpus", lowercase=True).corpus([h], [r]), 6) == 1.0
+    assert TokenIoU().sentence(h.split(), r.split()) == pytest.approx(2 / 6)  # sat . of 6
+    assert TokenIoU(lowercase=True).sentence(h.split(), r.split()) == 1.0
+    assert Bleu(lowercase=True).field().endswith("case:lower")
+
+
+def test_bleu_refuses_what_it_cannot_score():
+    with pytest.raises(ConfigError, match="metrics.bleu"):
+        Bleu("bleu4")
+    with pytest.raises(InputError, match="tokens"):
+        Bleu().sentence("a b", "a b")
+    with pytest.raises(InputError, match="no per-pair value"):
+        Bleu("sacrebleu-corpus").sentence("a", "a")
+    with pytest.raises(InputError, match="2 hypotheses and 1 references"):
+        Bleu("sacrebleu-corpus").corpus(["a", "b"], ["a"])
+
+
+TREES = [
+    ("(ROOT (S (NP (PRP I)) (VP (VBP know))))", "(ROOT (S (VP (VB go)) (. .)))"),
+    ("(ROOT (S (NP (DT the) (NN cat)) (VP (VBD sat))))", "(ROOT (NP (NN cat)))"),
+    ("(ROOT (S (NP (PRP I))", "(ROOT (S))"),  # unreadable first tree
+]
+
+
+def test_tree_edit_by_hand_and_the_same_in_a_process_pool():
+    ted = TreeEdit()
+    got = ted.pairs(TREES)
+    # (S (NP PRP) (VP VBP)) vs (S (VP VB) .): relabel NP->VP, PRP->VB, delete the second VP
+    # and its VBP, insert "." = 4 (word-free, POS kept)
+    assert got[0] == (4, 4)
+    assert isinstance(got[2], str)
+    with ProcessPoolExecutor(2) as pool:
+        assert ted.pairs(TREES * 50, pool, workers=2) == got * 50
+    assert ted.field(full=True) == "paraamr-v2,full,unit-cost,words:no,pos:yes,kernel:edist"
+    with pytest.raises(ConfigError, match="unknown TED variant"):
+        TreeEdit("nope")
+
+
+class _Enc:
+    def encode(self, xs, **kw):
+        v = np.array([[len(x), x.count("a") + 1.0] for x in xs], dtype=np.float64)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_similarity_is_the_cosine_of_the_encoder():
+    pairs = [("aaa", "bb"), ("a", "a")]
+    got = Similarity(_Enc(), "fake").pairs(pairs)
+    e = _Enc().encode(["aaa", "bb"])
+    assert got[0] == pytest.approx(float(e[0] @ e[1]), abs=1e-6) and got[1] == pytest.approx(1)
+    assert Similarity(None, "m").field() == "cos(m)"
+    with pytest.raises(InputError, match="no encoder"):
+        Similarity(None, "m").pairs(pairs)
+
+
+def test_self_bleu_in_the_order_drawn_from_the_source_id():
+    paras = [s.split() for s in _sentences(3, 7)]
+    order = np.random.default_rng(11).permutation(3)
+    padded = [paras[k] for k in order] + [paras[k] for k in order][:2]  # 3 -> 5 by repeating
+    want = np.mean([sentence_bleu([padded[i]], padded[j]) for i in range(5) for j in range(5)
+                    if i != j])  # fmt: skip
+    assert SelfBleu().source(paras, source_id=11) == pytest.approx(want, abs=1e-12)
+    assert not math.isnan(SelfBleu(lowercase=True).source(paras, source_id=0))
