@@ -18,7 +18,23 @@ from paraamr.metrics.pairwise import Bleu, SelfBleu, Similarity, TokenIoU, TreeE
 
 pytestmark = pytest.mark.filterwarnings("ignore:\\nThe hypothesis contains 0 counts:UserWarning")
 
-WORDS = "the a cat dog sat ran on under mat rug quickly . , The Cat".split()
+WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "ran",
+    "on",
+    "under",
+    "mat",
+    "rug",
+    "quickly",
+    ".",
+    ",",
+    "The",
+    "Cat",
+]
 
 
 def _sentences(n: int, seed: int = 0) -> list[str]:
