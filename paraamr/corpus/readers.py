@@ -46,6 +46,7 @@ __all__ = [
     "guess_format",
     "iter_lines",
     "read_quoted_tsv",
+    "parabank_eval_files",
     "write_corpus",
 ]
 
@@ -267,13 +268,13 @@ def read_quoted_tsv(
         raise CorpusFormatError("empty file (expected a header line)", path, 1)
 
 
-def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[SourceRecord]:
-    """ParaBank-Eval (``ref.tsv`` + ``candidates.tsv``): one record per reference, distinct
-    candidates of the chosen system(s), in file order. The set is small (400 sources).
+def parabank_eval_files(path: str | os.PathLike) -> tuple[Path, Path]:
+    """``ref.tsv`` and ``candidates.tsv`` of a ParaBank-Eval directory (the corpus reader's and
+    the judgement reader's files).
 
-    Both files are CSV-quoted TSV: a field with a double quote is wrapped in quotes and its
-    quotes doubled (``"I ""went out"" once."``), so they are read with CSV quoting (reading
-    them verbatim kept the wrapping quotes on 12 references and 766 candidate rows)."""
+    Raises:
+        DataNotFoundError: either file is missing (the message names it).
+    """
     root = Path(path)
     ref_path, cand_path = root / "ref.tsv", root / "candidates.tsv"
     for p in (ref_path, cand_path):
@@ -281,6 +282,17 @@ def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[Sour
             raise DataNotFoundError(
                 f"{p} not found: ParaBank-Eval needs ref.tsv and candidates.tsv"
             )
+    return ref_path, cand_path
+
+
+def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[SourceRecord]:
+    """ParaBank-Eval (``ref.tsv`` + ``candidates.tsv``): one record per reference, distinct
+    candidates of the chosen system(s), in file order. The set is small (400 sources).
+
+    Both files are CSV-quoted TSV: a field with a double quote is wrapped in quotes and its
+    quotes doubled (``"I ""went out"" once."``), so they are read with CSV quoting (reading
+    them verbatim kept the wrapping quotes on 12 references and 766 candidate rows)."""
+    ref_path, cand_path = parabank_eval_files(path)
     refs: dict[str, tuple[str, int]] = {}
     for n, row in read_quoted_tsv(ref_path, skips, ("ref_id", "ref_sent")):
         if not row.get("ref_sent", "").strip():

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
-from paraamr.corpus.readers import iter_lines, read_quoted_tsv
+from paraamr.corpus.readers import iter_lines, parabank_eval_files, read_quoted_tsv
 from paraamr.corpus.records import same_sentence
 from paraamr.errors import DataNotFoundError
 
@@ -251,13 +251,7 @@ def read_parabank_eval(path: str | os.PathLike, on_error: str = "raise") -> Judg
     ``NLL`` is kept once per (pair, ``sys_id`` group): the same candidate produced by different
     system groups may carry different NLL values, and the item's ``nll`` is their mean.
     """
-    root = Path(path)
-    ref_path, cand_path = root / "ref.tsv", root / "candidates.tsv"
-    for p in (ref_path, cand_path):
-        if not p.is_file():
-            raise DataNotFoundError(
-                f"{p} not found: ParaBank-Eval needs ref.tsv and candidates.tsv"
-            )
+    ref_path, cand_path = parabank_eval_files(path)
     skips, counts = SkipLog(on_error), Counter()
     refs: dict[str, tuple[str, int, int]] = {}
     for n, row in read_quoted_tsv(ref_path, skips, REF_COLUMNS):
@@ -310,7 +304,7 @@ def read_parabank_eval(path: str | os.PathLike, on_error: str = "raise") -> Judg
             row["sys_id"],
             nll,
         )
-    return JudgementSet(list(items.values()), str(root), "parabank-eval", skips, counts)
+    return JudgementSet(list(items.values()), str(Path(path)), "parabank-eval", skips, counts)
 
 
 def int_or_str(s: str):
