@@ -46,6 +46,7 @@ def signature(
 ) -> str:
     """How the row was made: model, format, parser, corpus, budget, test sets (default
     ``cfg.eval.test_sets``), versions; ``control:`` when the parse-control run was made."""
+    from paraamr.metrics.pairwise import Bleu, Similarity, TreeEdit
     from paraamr.signature import Signature, package_versions
 
     v = package_versions()
@@ -63,9 +64,9 @@ def signature(
         ("steps", steps),
         ("beams", cfg.model.num_beams),
         ("test", test),
-        ("bleu", "sacrebleu-corpus,tok:13a"),
-        ("sim", f"cos({ev.similarity})"),
-        ("ted", "paraamr,d3:3,target=reference-parse"),
+        ("bleu", Bleu("sacrebleu-corpus").field()),
+        ("sim", Similarity(None, ev.similarity).field()),
+        ("ted", f"{TreeEdit().field()},target=reference-parse"),
         ("versions", ",".join(f"{k}-{v[k]}" for k in ("torch", "transformers", "sacrebleu",
                                                        "spacy"))),
     ]  # fmt: skip

@@ -160,3 +160,18 @@ def test_parse_control_swaps_parses_and_scores_both_ways(tmp_path):
 
     png, pdf = plot_table6(gather_rows(runs), tmp_path / "t" / "fig")
     assert pdf.read_bytes()[:4] == b"%PDF" and png_description(png) == "C: s\nF: s"  # rows sorted
+
+
+def test_table6_signature_names_the_metric_objects_and_the_ted_definition(compose_config):
+    """The Table 6 signature said ``ted:paraamr,d3:3`` without the preset's definition version,
+    so rows scored under different TED definitions could share it."""
+    from paraamr.scpn.job import signature
+    from paraamr.signature import Signature
+
+    cfg = compose_config("table6", "train_corpus=none")
+    f = Signature(signature(cfg, "copy", "fmt:copy", "spacy(x)", 0)).fields
+    assert (
+        f["ted"] == "paraamr-v2,d3:3,unit-cost,words:no,pos:yes,kernel:edist,target=reference-parse"
+    )
+    assert f["bleu"] == "sacrebleu-corpus,tok:13a,case:as-written"
+    assert f["sim"] == "cos(minilm)"
