@@ -169,21 +169,32 @@ def _fold(s: str) -> str:
     return "".join(s.lower().split())
 
 
-_WORD = re.compile(r"\w+|[^\w\s]")
+_WORD = re.compile(r"\w+(?:'\w+)*|[^\w\s]")
+_CLITIC = re.compile(r"\s+(?=n't\b|'(?:s|re|ve|ll|d|m)\b)")  # "do n't" -> "don't"
+
+
+def _words(text: str) -> list[str]:
+    """Case-folded words; a punctuation mark is a word; a clitic split off by a tokenizer
+    (``do n't``, ``Xoma 's``) is joined back to its word.
+
+    >>> _words("He said , Xoma 's unit do n't")
+    ['he', 'said', ',', "xoma's", 'unit', "don't"]
+    """
+    return _WORD.findall(_CLITIC.sub("", text.lower()))
 
 
 def word_edits(output: str, source: str) -> int:
-    """Word-level Levenshtein distance (``nltk.edit_distance``) between the case-folded words of
-    ``output`` and ``source``; a punctuation mark is a word, so re-spacing costs nothing.
+    """Word-level Levenshtein distance (``nltk.edit_distance``) between the words of ``output``
+    and ``source`` (:func:`_words`), so re-spacing a tokenized sentence costs nothing.
 
-    >>> word_edits("He said , Berkeley-based Xoma", "he said, Berkeley-based xoma")
+    >>> word_edits("He said , Xoma 's unit do n't", "he said, xoma's unit don't")
     0
     >>> word_edits("the cat sat", "a cat sat down")
     2
     """
     from nltk import edit_distance
 
-    return int(edit_distance(_WORD.findall(output.lower()), _WORD.findall(source.lower())))
+    return int(edit_distance(_words(output), _words(source)))
 
 
 def is_near_copy(output: str, source: str, max_share: float = 0.1) -> bool:
@@ -196,7 +207,7 @@ def is_near_copy(output: str, source: str, max_share: float = 0.1) -> bool:
     >>> is_near_copy("the cat sat on the big mat , he said .", "the cat sat on the mat , he said .")
     True
     """
-    n = len(_WORD.findall(source.lower()))
+    n = len(_words(source))
     return word_edits(output, source) <= max_share * n
 
 
@@ -219,7 +230,7 @@ def augment(
     sentences: str = "first",
     max_perplexity: float | None = 110.0,
     scorer: Any = None,
-    near_copy_share: float = 0.1,
+    near_copy_share: float | None = 0.1,
 ) -> AugmentResult:
     """Add up to one paraphrase per (example, template), label kept.
 
@@ -235,7 +246,9 @@ def augment(
             :class:`paraamr.lms.CausalLMScorer`); ``None`` with a threshold: the
             filter is not applied, and ``perplexity_filter`` says so.
         near_copy_share: a kept paraphrase within this share of its input's words of word
-            edits is counted as a near-copy (:func:`is_near_copy`; counted, not dropped).
+            edits is counted as a near-copy (:func:`is_near_copy`; counted, not dropped); with
+            ``sentences="both"`` a candidate is a near-copy only when both sides are. ``None``:
+            not counted (no ``kept_near_copy`` count, ``near_copy`` is ``None``).
     """
     if sentences not in SIDES:
         raise ConfigError(f"augment.sentences: {sentences!r} is not one of {list(SIDES)}")
@@ -265,7 +278,9 @@ def augment(
         ppl = dict(zip(texts, scorer.perplexities(texts), strict=True)) if texts else {}
         name = scorer.signature() if hasattr(scorer, "signature") else type(scorer).__name__
         filt = f"<= {max_perplexity} ({name})"
-    stats: Counter = Counter()
+    stats: Counter = Counter(candidates=0, kept=0)
+    if near_copy_share is not None:
+        stats["kept_near_copy"] = 0  # present (0) even when nothing is kept
     records, added = [], []
     for e, sides in zip(examples, sides_of, strict=True):
         for j, t in enumerate(templates):
@@ -284,7 +299,7 @@ def augment(
                     reason = reason or (
                         "dropped_perplexity" if out in ppl else "dropped_no_perplexity"
                     )
-                if out:
+                if out and near_copy_share is not None:
                     near = near and is_near_copy(out, src, near_copy_share)
                 new[s] = out
             rec = {
@@ -297,12 +312,13 @@ def augment(
                 "perplexity": {s: ppl.get(new[s]) for s in sides} if ppl else None,
                 "kept": reason is None,
                 "reason": reason,
-                "near_copy": reason is None and near,
+                "near_copy": (reason is None and near) if near_copy_share is not None else None,
             }
             records.append(rec)
             if reason is None:
                 stats["kept"] += 1
-                stats["kept_near_copy"] += int(near)
+                if near_copy_share is not None:
+                    stats["kept_near_copy"] += int(near)
                 added.append(Example(new["a"], new["b"], e.label, f"{e.uid}+para{j + 1}"))
             else:
                 stats[reason] += 1

@@ -63,7 +63,7 @@ def build_training_set(cfg: DictConfig, train: list, out_dir: Path) -> tuple[lis
         sentences=aug.sentences,
         max_perplexity=aug.max_perplexity,
         scorer=scorer,
-        near_copy_share=float(aug.get("near_copy_share", 0.1)),
+        near_copy_share=aug.get("near_copy_share", 0.1),
     )
     with open(out_dir / "augment_log.jsonl", "w", encoding="utf-8") as fh:
         for r in res.records:
@@ -78,6 +78,7 @@ def build_training_set(cfg: DictConfig, train: list, out_dir: Path) -> tuple[lis
         "sentences": aug.sentences,
         "templates": list(aug.templates),
         "perplexity_filter": res.perplexity_filter,
+        "near_copy_share": aug.get("near_copy_share", 0.1),
         "stats": dict(res.stats),
         "paraphraser_counts": dict(getattr(paraphraser, "counts", {})),
         "log": str(out_dir / "augment_log.jsonl"),

@@ -142,8 +142,11 @@ def gather_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
         if aug_stats:
             row["augment_kept"] = sum(s.get("kept", 0) for s in aug_stats)
             row["augment_candidates"] = sum(s.get("candidates", 0) for s in aug_stats)
-            if all("kept_near_copy" in s for s in aug_stats):  # runs before the count lack it
-                row["augment_near_copies"] = sum(s["kept_near_copy"] for s in aug_stats)
+            # runs from before the count (or with near_copy_share: null) lack it
+            if all("kept_near_copy" in s or not s.get("kept") for s in aug_stats):
+                row["augment_near_copies"] = sum(s.get("kept_near_copy", 0) for s in aug_stats)
+                shares = {r["augment"].get("near_copy_share", 0.1) for r in rs}
+                row["near_copy_share"] = shares.pop() if len(shares) == 1 else None
             row["perplexity_filter"] = rs[0]["augment"].get("perplexity_filter")
             row["augment_nearest_template"] = sum(
                 r["augment"].get("paraphraser_counts", {}).get("nearest_template", 0) for r in rs
@@ -212,9 +215,9 @@ def table7_layout(note: str) -> Layout:
                     f"augmentation kept {r['augment_kept']}/{r['augment_candidates']} candidates "
                     "over all seeds"
                     + (
-                        f" ({r['augment_near_copies']} of them near-copies: at most 10% of the "
-                        "input's words edited)"
-                        if "augment_near_copies" in r
+                        f" ({r['augment_near_copies']} of them near-copies: at most "
+                        f"{r['near_copy_share']:.0%} of the input's words edited)"
+                        if "augment_near_copies" in r and r.get("near_copy_share") is not None
                         else ""
                     )
                     + f"; perplexity filter {r.get('perplexity_filter')}"

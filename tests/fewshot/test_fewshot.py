@@ -160,6 +160,9 @@ def test_near_copy_is_a_tenth_of_the_words_by_hand():
     # punctuation marks are words: "said," = "said ,"; an added comma is one edit
     assert is_near_copy("he said, it fell .", "he said , it fell .", max_share=0.0)
     assert not is_near_copy("he said , , it fell .", "he said , it fell .", max_share=0.0)
+    # a tokenizer's split clitics are the same words: "do n't" = "don't", "Xoma 's" = "Xoma's"
+    assert is_near_copy("they do n't like Xoma 's unit", "They don't like Xoma's unit", 0.0)
+    assert not is_near_copy("they do not like Xoma 's unit", "They don't like Xoma's unit", 0.0)
 
 
 def test_augmentation_counts_the_kept_near_copies():
@@ -174,6 +177,16 @@ def test_augmentation_counts_the_kept_near_copies():
     # n#1: "so a b c" (1 edit of 3: not near) and "c b a" (2 edits: not near)
     assert res.stats == Counter(candidates=4, kept=4, kept_near_copy=1)
     assert [r["near_copy"] for r in res.records] == [True, False, False, False]
+    # a run that keeps nothing still says 0 (not "not counted"); None switches the count off
+    none_kept = augment(ex, OneWord(), templates=TEMPLATES[:2], max_perplexity=1, scorer=_Ppl100())
+    assert none_kept.stats["kept"] == 0 and "kept_near_copy" in none_kept.stats
+    off = augment(ex, OneWord(), templates=TEMPLATES[:2], max_perplexity=None, near_copy_share=None)
+    assert "kept_near_copy" not in off.stats and {r["near_copy"] for r in off.records} == {None}
+
+
+class _Ppl100:
+    def perplexities(self, texts):
+        return [100.0] * len(texts)
 
 
 def test_repeat_baseline_is_the_augmented_size():
@@ -360,3 +373,10 @@ def test_table7_rows_sum_the_near_copies_and_omit_them_for_older_runs():
     row = {r["setting"]: r for r in gather_rows(runs)}["MRPC k=15 scpn-x"]
     assert "augment_near_copies" not in row
     assert not any("near-copies" in n for n in table7_layout("n").row_notes(row))
+    # ... but a seed that kept nothing has nothing to count; the share recorded is the one shown
+    runs[3]["augment"]["stats"]["kept"] = 0
+    for r in runs[2:]:
+        r["augment"]["near_copy_share"] = 0.2
+    row = {r["setting"]: r for r in gather_rows(runs)}["MRPC k=15 scpn-x"]
+    assert row["augment_near_copies"] == 4
+    assert any("at most 20% of the input" in n for n in table7_layout("n").row_notes(row))
