@@ -50,7 +50,8 @@ def signature(
     from paraamr.signature import Signature, package_versions
 
     v = package_versions()
-    ev = cfg.eval
+    ev, d = cfg.eval, cfg.data
+    pairs = f"max{d.get('max_paraphrases')},identity:{'yes' if d.get('identity') else 'no'}"
     tests = list(test_sets) if test_sets is not None else list(ev.test_sets)
     fmt_key, _, fmt_value = fmt.partition(":")
     test = f"{','.join(tests)}:first{ev.limit}" if ev.limit else ",".join(tests)
@@ -60,6 +61,7 @@ def signature(
         (fmt_key, fmt_value),
         ("parser", parser),
         ("train", cfg.corpus),
+        *([("pairs", pairs)] if cfg.corpus != "none" else []),
         ("seed", cfg.seed),
         ("steps", steps),
         ("beams", cfg.model.num_beams),

@@ -4,7 +4,6 @@ Table 6."""
 
 from __future__ import annotations
 
-import math
 import random
 from concurrent.futures import ProcessPoolExecutor
 
@@ -125,4 +124,27 @@ def test_self_bleu_in_the_order_drawn_from_the_source_id():
     want = np.mean([sentence_bleu([padded[i]], padded[j]) for i in range(5) for j in range(5)
                     if i != j])  # fmt: skip
     assert SelfBleu().source(paras, source_id=11) == pytest.approx(want, abs=1e-12)
-    assert not math.isnan(SelfBleu(lowercase=True).source(paras, source_id=0))
+    upper = [[t.upper() for t in p] for p in paras]
+    assert SelfBleu(lowercase=True).source(upper, 11) == pytest.approx(want, abs=1e-12)
+    assert SelfBleu().source([["A", "b", "c", "d"], ["a", "b", "c", "d"]], 0) < 1.0
+
+
+def test_table2_signature_fields_are_the_objects_fields_as_before():
+    """The Table 2 line as the code wrote it before the metric objects (literal), field by field."""
+    from paraamr.metrics.signature import metric_signature
+
+    f = metric_signature(similarity="minilm,openvino", parser_sig="spacy(x)", bleu="nltk-sentence",
+                         ted_variant="paraamr", ted_kernel="edist", ted3_depth=2, data="pe",
+                         self_bleu=True).fields  # fmt: skip
+    assert list(f) == ["paraamr", "data", "agg", "sim", "bleu", "iou", "ted", "selfbleu",
+                       "parser", "versions"]  # fmt: skip
+    assert f["agg"] == "src-mean,drop-identical:ci" and f["sim"] == "cos(minilm,openvino)"
+    assert f["bleu"] == "nltk-sentence,w:uniform4,tok:parser,case:as-written"
+    assert f["iou"] == "token-set,tok:parser,case:as-written"
+    assert f["ted"] == "paraamr-v2,d3:2,unit-cost,words:no,pos:yes,kernel:edist"
+    assert f["selfbleu"] == "nltk-sentence,n:5,pad:repeat,order:rng(source-id),case:as-written"
+    low = metric_signature(similarity="m", parser_sig="p", bleu="sacrebleu-corpus",
+                           ted_variant="paraamr", ted_kernel="zss", ted3_depth=3, data="d",
+                           lowercase=True).fields  # fmt: skip
+    assert low["bleu"] == "sacrebleu-corpus,tok:13a,case:lower"
+    assert low["iou"] == "token-set,tok:parser,case:lower"

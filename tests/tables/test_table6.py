@@ -175,3 +175,16 @@ def test_table6_signature_names_the_metric_objects_and_the_ted_definition(compos
     )
     assert f["bleu"] == "sacrebleu-corpus,tok:13a,case:as-written"
     assert f["sim"] == "cos(minilm)"
+
+
+def test_table6_signature_says_whether_training_had_identity_pairs(compose_config):
+    from paraamr.scpn.job import signature
+    from paraamr.signature import Signature
+
+    def pairs(*over):
+        cfg = compose_config("table6", *over)
+        return Signature(signature(cfg, "m", "fmt:skeleton", "p", 300)).fields.get("pairs")
+
+    assert pairs("train_corpus=msrp") == "max5,identity:no"
+    assert pairs("train_corpus=msrp", "data.identity=true") == "max5,identity:yes"
+    assert pairs("train_corpus=none") is None  # the copy row trains nothing
