@@ -6,24 +6,16 @@ per-year STS by corpus, and a W&B run holding the table.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from paraamr.tables.render import write_table
-from paraamr.tables.sweep import load_results, log_to_wandb, plot_grouped
+from paraamr.tables.sweep import log_to_wandb, plot_grouped, sweep_arguments
 from paraamr.tables.table5 import gather_rows, table5_layout
 
 
 def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", default="results/table5/runs")
-    ap.add_argument("--out", default="results/table5")
-    ap.add_argument("--note", default="offline analogue (MiniLM, ParaBank-Eval / MSRP)")
-    ap.add_argument("--no-wandb", action="store_true")
-    a = ap.parse_args(argv)
-    results = load_results(a.runs)
-    if not results:
-        raise SystemExit(f"no results.json under {a.runs}: run the sweep first (make table5)")
+    note = "offline analogue (MiniLM, ParaBank-Eval / MSRP)"
+    a, results = sweep_arguments("table5", note, argv, __doc__.split("\n")[0])
     rows = gather_rows(results)
     years = list(rows[0]["per_year"])
     layout = table5_layout(years, a.note)

@@ -7,11 +7,10 @@ and a W&B run holding the table (group ``table7``).
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from paraamr.tables.render import write_table
-from paraamr.tables.sweep import load_results, log_to_wandb
+from paraamr.tables.sweep import log_to_wandb, sweep_arguments
 from paraamr.tables.table7 import gather_rows, plot_paired_differences, table7_layout
 
 
@@ -26,15 +25,8 @@ def run_kind(results: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", default="results/table7/runs")
-    ap.add_argument("--out", default="results/table7")
-    ap.add_argument("--note", default="offline analogue (MiniLM, shared GLUE files)")
-    ap.add_argument("--no-wandb", action="store_true")
-    a = ap.parse_args(argv)
-    results = load_results(a.runs)
-    if not results:
-        raise SystemExit(f"no results.json under {a.runs}: run the sweep first (make table7)")
+    note = "offline analogue (MiniLM, shared GLUE files)"
+    a, results = sweep_arguments("table7", note, argv, __doc__.split("\n")[0])
     rows = gather_rows(results)
     layout = table7_layout(a.note)
     kind = run_kind(results)

@@ -20,12 +20,35 @@ from typing import Any
 
 from paraamr.metrics.aggregate import mean_std
 
-__all__ = ["gather_seeds", "load_results", "plot_grouped", "log_to_wandb"]
+__all__ = ["gather_seeds", "load_results", "sweep_arguments", "plot_grouped", "log_to_wandb"]
 
 
 def load_results(root: str | Path, name: str = "results.json") -> list[dict]:
     """Every ``results.json`` under ``root`` (a sweep's run folder), in path order."""
     return [json.loads(p.read_text()) for p in sorted(Path(root).rglob(name))]
+
+
+def sweep_arguments(
+    table: str, note: str, argv: Sequence[str] | None, description: str = ""
+) -> tuple[Any, list[dict]]:
+    """The gatherers' command line (``--runs``, ``--out``, ``--note``, ``--no-wandb``; defaults
+    ``results/<table>/runs`` and ``results/<table>``) and the sweep's results.
+
+    Raises:
+        SystemExit: no ``results.json`` under ``--runs`` (a one-line message naming it).
+    """
+    import argparse
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--runs", default=f"results/{table}/runs")
+    ap.add_argument("--out", default=f"results/{table}")
+    ap.add_argument("--note", default=note)
+    ap.add_argument("--no-wandb", action="store_true")
+    a = ap.parse_args(argv)
+    results = load_results(a.runs)
+    if not results:
+        raise SystemExit(f"no results.json under {a.runs}: run the sweep first (make {table})")
+    return a, results
 
 
 def gather_seeds(

@@ -124,3 +124,15 @@ def test_each_job_is_a_wandb_run_with_its_sts_row(data_dir, compose_config, tmp_
         res["sts"]["years"]["STS14"]["spearman"]
     )
     assert rec["summary"]["signature"] == res["signature"]
+
+
+def test_gatherers_share_one_command_line_and_refuse_an_empty_sweep(tmp_path):
+    from paraamr.tables.sweep import sweep_arguments
+
+    with pytest.raises(SystemExit, match=f"no results.json under {tmp_path}.*make table7"):
+        sweep_arguments("table7", "n", ["--runs", str(tmp_path)])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "results.json").write_text('{"seed": 0}')
+    a, results = sweep_arguments("table7", "my note", ["--runs", str(tmp_path), "--no-wandb"])
+    assert results == [{"seed": 0}] and a.note == "my note" and a.out == "results/table7"
+    assert a.no_wandb
