@@ -244,9 +244,10 @@ class Similarity:
         """Cosine of each (a, b) text pair (:func:`paraamr.metrics.semantic.cosine_pairs`)."""
         from paraamr.metrics.semantic import cosine_pairs
 
-        if self.encoder is None:
+        pairs = list(pairs)
+        if self.encoder is None and pairs:
             raise InputError(f"Similarity({self.name}) has no encoder to score with")
-        return cosine_pairs(list(pairs), self.encoder, self.batch_size)
+        return cosine_pairs(pairs, self.encoder, self.batch_size)
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,7 @@ def test_similarity_is_the_cosine_of_the_encoder():
     assert Similarity(None, "m").field() == "cos(m)"
     with pytest.raises(InputError, match="no encoder"):
         Similarity(None, "m").pairs(pairs)
+    assert Similarity(None, "m").pairs([]).shape == (0,)  # nothing to score needs no model
 
 
 def test_self_bleu_in_the_order_drawn_from_the_source_id():
