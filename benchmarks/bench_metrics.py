@@ -7,12 +7,13 @@
 2. End to end, on two corpus shapes of real pairs: ParaNMT-like (the ParaNMT-small test split, one
    paraphrase per source) and ParaBank-like (ParaBank-Eval, ~13 per source, where parsing each
    distinct sentence once saves the most): Table 2's five metrics by (a) our pipeline
-   (``paraamr.scoring.score_records``: each distinct sentence parsed once in batches, embedded once
-   in batches, TED with edist) and (b) the naive loop of the authors' scripts (per pair one parser
-   call per sentence, one encoder call per sentence, zss for TED) on the first ``--naive-pairs`` of
-   the same pairs. The benchmark fails unless both give the same five numbers on every pair both
-   scored. ``fraction_of_parse_bound``: the time to parse the same unique sentences alone over the
-   pipeline's time (1.0 = the pipeline is as fast as its parser allows).
+   (``paraamr.tables.table2_scoring.score_records``: each distinct sentence parsed once in batches,
+   embedded once in batches, TED with edist) and (b) the naive loop of the authors' scripts (per
+   pair one parser call per sentence, one encoder call per sentence, zss for TED) on the first
+   ``--naive-pairs`` of the same pairs. The benchmark fails unless both give the same five
+   numbers on every pair both scored. ``fraction_of_parse_bound``: the time to parse the same
+   unique sentences alone over the pipeline's time (1.0 = the pipeline is as fast as its parser
+   allows).
 """
 
 from __future__ import annotations
@@ -150,7 +151,7 @@ def bench_end_to_end(pairs: list[tuple[str, str]], n_naive: int, parser, encoder
     from paraamr.corpus.records import Paraphrase, SourceRecord
     from paraamr.metrics.semantic import embed_unique
     from paraamr.parsers.base import parse_unique
-    from paraamr.scoring import MetricConfig, score_records
+    from paraamr.tables.table2_scoring import MetricConfig, score_records
 
     records: dict[str, SourceRecord] = {}
     for s, p in pairs:

@@ -110,8 +110,8 @@ def _cmd_score(a) -> None:
     from paraamr.metrics.semantic import load_encoder
     from paraamr.metrics.signature import metric_signature
     from paraamr.parsers.base import make_parser
-    from paraamr.scoring import MetricConfig, score_records
     from paraamr.tables.table2 import corpus_dir, table2_row
+    from paraamr.tables.table2_scoring import MetricConfig, score_records
     from paraamr.utils import limited
 
     cfg = MetricConfig(

@@ -1,9 +1,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# the literal ports of other projects' code (tests/metrics/ted_originals.py) are imported by
+# tests outside tests/metrics too; on sys.path here, so no test depends on collection order
+sys.path.insert(0, str(Path(__file__).parent / "metrics"))
 
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

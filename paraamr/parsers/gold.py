@@ -1,7 +1,7 @@
 """Gold parses stored in the corpus records (``text_parse`` / ``para_parse``).
 
-The gold backend does no parsing: :func:`paraamr.scoring` takes trees from the records; this class
-only validates a stored tree string and derives its tokens (the tree's leaves).
+The gold backend does no parsing: :mod:`paraamr.tables.table2_scoring` takes trees from the records;
+this class only validates a stored tree string and derives its tokens (the tree's leaves).
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from paraamr.datadir import resolve_data_dir
 from paraamr.errors import DataNotFoundError
 from paraamr.metrics.semantic import encoder_label
 from paraamr.metrics.signature import metric_signature
-from paraamr.scoring import MetricConfig, score_records
 from paraamr.shards import Shard
 from paraamr.tables.render import run_kind, wandb_rows, write_table
 from paraamr.tables.table2 import (
@@ -28,6 +27,7 @@ from paraamr.tables.table2 import (
     table2_layout,
     table2_row,
 )
+from paraamr.tables.table2_scoring import MetricConfig, score_records
 from paraamr.tracking import log_table, wandb_run
 
 __all__ = ["score_table2", "finish_table2", "run_table2"]

@@ -13,9 +13,9 @@ from paraamr.metrics.lexical import bleu_nltk, token_iou
 from paraamr.metrics.ted import tree_edit_distance
 from paraamr.metrics.trees import leaves, to_bracketed
 from paraamr.parsers.gold import GoldParser
-from paraamr.scoring import METRICS, MetricConfig, score_records
 from paraamr.shards import Shard, ShardError, merged_rows, stream_path
 from paraamr.tables.table2 import corpus_dir, shard_of, table2_row
+from paraamr.tables.table2_scoring import METRICS, MetricConfig, score_records
 
 
 class FakeEncoder:
