@@ -256,7 +256,8 @@ def test_train_saves_plain_transformers_model_and_resumes_exactly(
 
     from paraamr.scpn.train import train
 
-    log1 = ("trainer.log_every_n_steps=1",)
+    # the authors' identity pairs (the paper presets; the offline default has none): 9 + 9
+    log1 = ("trainer.log_every_n_steps=1", "data.identity=true")
     straight = train(scpn_train_cfg(tmp_path / "s", tiny_gpt2, pairs_tsv,
                                 "trainer.max_steps=4", *log1))  # fmt: skip
     assert straight["steps"] == 4 and straight["num_train_pairs"] == 9 * 2
