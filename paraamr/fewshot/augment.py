@@ -44,6 +44,7 @@ from typing import Any, Protocol, runtime_checkable
 from paraamr.corpus.filters import passes_perplexity
 from paraamr.errors import ConfigError, ParaAMRError
 from paraamr.fewshot.data import Example
+from paraamr.metrics.lexical import token_edit_distance
 
 __all__ = [
     "TEMPLATES",
@@ -184,17 +185,16 @@ def _words(text: str) -> list[str]:
 
 
 def word_edits(output: str, source: str) -> int:
-    """Word-level Levenshtein distance (``nltk.edit_distance``) between the words of ``output``
-    and ``source`` (:func:`_words`), so re-spacing a tokenized sentence costs nothing.
+    """Word-level Levenshtein distance (:func:`paraamr.metrics.lexical.token_edit_distance`)
+    between the words of ``output`` and ``source`` (:func:`_words`), so re-spacing a tokenized
+    sentence costs nothing.
 
     >>> word_edits("He said , Xoma 's unit do n't", "he said, xoma's unit don't")
     0
     >>> word_edits("the cat sat", "a cat sat down")
     2
     """
-    from nltk import edit_distance
-
-    return int(edit_distance(_words(output), _words(source)))
+    return token_edit_distance(_words(output), _words(source))
 
 
 def is_near_copy(output: str, source: str, max_share: float = 0.1) -> bool:

@@ -94,3 +94,17 @@ def test_iou_is_case_sensitive_and_rejects_empty():
     assert token_iou(["The"], ["the"]) == 0.0
     with pytest.raises(ValueError):
         token_iou([], [])
+
+
+def test_token_edit_distance_equals_nltk_on_random_token_lists():
+    import random
+
+    from nltk import edit_distance
+
+    from paraamr.metrics.lexical import token_edit_distance
+
+    rng = random.Random(3)
+    for _ in range(300):
+        a = [rng.choice("abcd") for _ in range(rng.randint(0, 9))]
+        b = [rng.choice("abcd") for _ in range(rng.randint(0, 9))]
+        assert token_edit_distance(a, b) == edit_distance(a, b), (a, b)
