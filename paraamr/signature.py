@@ -16,7 +16,7 @@ from importlib import metadata
 
 from paraamr.errors import InputError
 
-__all__ = ["Signature", "package_versions", "PACKAGES"]
+__all__ = ["Signature", "package_versions", "versions_field", "PACKAGES"]
 
 #: packages whose versions signatures name
 PACKAGES = (
@@ -73,3 +73,13 @@ def _version(pkg: str) -> str:
 
 def package_versions() -> dict[str, str]:
     return {p: _version(p) for p in ("paraamr", *PACKAGES)}
+
+
+def versions_field(packages: tuple[str, ...] = PACKAGES) -> str:
+    """The ``versions`` value of a signature: ``torch-2.13.0,transformers-…`` for ``packages``.
+
+    >>> versions_field(("paraamr",))
+    'paraamr-0.1.0'
+    """
+    v = package_versions()
+    return ",".join(f"{k}-{v[k]}" for k in packages)

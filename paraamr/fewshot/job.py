@@ -56,6 +56,7 @@ def build_training_set(cfg: DictConfig, train: list, out_dir: Path) -> tuple[lis
         raise ConfigError(f"augment.kind: {kind!r} is not none, repeat or paraphrase")
     paraphraser = instantiate(aug.paraphraser)
     scorer = instantiate(aug.lm) if aug.get("lm") and aug.lm.get("_target_") else None
+    near_share = aug.get("near_copy_share", 0.1)
     res = augment(
         train,
         paraphraser,
@@ -63,7 +64,7 @@ def build_training_set(cfg: DictConfig, train: list, out_dir: Path) -> tuple[lis
         sentences=aug.sentences,
         max_perplexity=aug.max_perplexity,
         scorer=scorer,
-        near_copy_share=aug.get("near_copy_share", 0.1),
+        near_copy_share=near_share,
     )
     with open(out_dir / "augment_log.jsonl", "w", encoding="utf-8") as fh:
         for r in res.records:
@@ -78,7 +79,7 @@ def build_training_set(cfg: DictConfig, train: list, out_dir: Path) -> tuple[lis
         "sentences": aug.sentences,
         "templates": list(aug.templates),
         "perplexity_filter": res.perplexity_filter,
-        "near_copy_share": aug.get("near_copy_share", 0.1),
+        "near_copy_share": near_share,
         "stats": dict(res.stats),
         "paraphraser_counts": dict(getattr(paraphraser, "counts", {})),
         "log": str(out_dir / "augment_log.jsonl"),

@@ -11,7 +11,7 @@ Examples:
 
 from __future__ import annotations
 
-from paraamr.signature import PACKAGES, Signature, package_versions
+from paraamr.signature import Signature, package_versions, versions_field
 
 __all__ = ["metric_signature"]
 
@@ -51,7 +51,7 @@ def metric_signature(
         ("iou", TokenIoU(lowercase).field()),
         ("ted", TreeEdit(ted_variant, ted3_depth, ted_kernel).field()),
         ("parser", parser_sig),
-        ("versions", ",".join(f"{k}-{v[k]}" for k in PACKAGES)),
+        ("versions", versions_field()),
     ]
     if self_bleu:
         fields.insert(-2, ("selfbleu", SelfBleu(lowercase).field()))

@@ -47,7 +47,7 @@ def signature(
     """How the row was made: model, format, parser, corpus, budget, test sets (default
     ``cfg.eval.test_sets``), versions; ``control:`` when the parse-control run was made."""
     from paraamr.metrics.pairwise import Bleu, Similarity, TreeEdit
-    from paraamr.signature import Signature, package_versions
+    from paraamr.signature import Signature, package_versions, versions_field
 
     v = package_versions()
     ev, d = cfg.eval, cfg.data
@@ -69,8 +69,7 @@ def signature(
         ("bleu", Bleu("sacrebleu-corpus").field()),
         ("sim", Similarity(None, ev.similarity).field()),
         ("ted", f"{TreeEdit().field()},target=reference-parse"),
-        ("versions", ",".join(f"{k}-{v[k]}" for k in ("torch", "transformers", "sacrebleu",
-                                                       "spacy"))),
+        ("versions", versions_field(("torch", "transformers", "sacrebleu", "spacy"))),
     ]  # fmt: skip
     if ev.get("control"):
         fields.insert(-1, ("control", "swapped-target-parse(i+n//2)"))

@@ -31,7 +31,7 @@ import numpy as np
 from paraamr.errors import ParserError
 from paraamr.metrics.pairwise import Bleu, Similarity, TokenIoU, TreeEdit
 from paraamr.parsers.base import parse_unique
-from paraamr.signature import PACKAGES, Signature, package_versions
+from paraamr.signature import Signature, package_versions, versions_field
 from paraamr.validity.judgements import Item
 
 __all__ = ["MEASURES", "DIRECTION", "Measures", "compute_measures", "measure_signatures"]
@@ -87,7 +87,7 @@ def measure_signatures(
     'paraamr-v2,d3:3,unit-cost,words:no,pos:yes,kernel:edist'
     """
     v = package_versions()
-    versions = ",".join(f"{k}-{v[k]}" for k in PACKAGES)
+    versions = versions_field()
     head = [
         ("paraamr", v["paraamr"]),
         ("data", data),
