@@ -21,10 +21,12 @@ from a hash of the pair (the same in every run), for its template and its answer
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -277,21 +279,19 @@ class SCPNDataModule(ResumableDataModule):
 
 def resolve_corpus_path(path: str | None, data_dir: str | None) -> str:
     """A corpus path as given, or relative to the data directory (``train_corpus`` presets)."""
-    from pathlib import Path
-
     from paraamr.datadir import resolve_data_dir
 
     if not path:
         raise ParaAMRError("data.path is not set (a corpus file; see conf/train_corpus/)")
-    p = Path(path)
+    p = Path(str(path))
     if p.exists() or p.is_absolute():
         return str(p)
     return str(resolve_data_dir(data_dir) / p)
 
 
 def build_datamodule(
-    path: str,
-    format: str | None = None,  # noqa: A002 - the config key
+    path: str | Sequence[str],
+    format: str | Sequence[str | None] | None = None,  # noqa: A002 - the config key
     *,
     encoder: Encoder,
     parser: Any,
@@ -313,25 +313,52 @@ def build_datamodule(
 ) -> SCPNDataModule:
     """Pairs from a corpus (:func:`paraamr.scpn.pairs.build_pairs`) -> :class:`SCPNDataModule`
     (the ``data/scpn.yaml`` config); ``task=parse_generator`` turns them into parse-generator
-    pairs. The :class:`~paraamr.scpn.pairs.PairSet` is kept as ``.pairs``."""
-    from paraamr.scpn.pairs import build_pairs
+    pairs. The :class:`~paraamr.scpn.pairs.PairSet` is kept as ``.pairs``.
+
+    ``path`` may be a list of corpora (``format`` then a list of the same length, or one format
+    for all): each is read and split on its own (``limit_sources`` and ``dev_sources`` apply
+    per corpus) and the sets are pooled (:func:`~paraamr.scpn.pairs.pool_pairs`).
+
+    Raises:
+        ConfigError: ``format`` is a list whose length differs from ``path``'s.
+    """
+    from paraamr.scpn.pairs import build_pairs, pool_pairs
 
     if task not in ("paraphrase", "parse_generator"):
         raise ParaAMRError(f"task must be paraphrase or parse_generator, got {task!r}")
-    pairs = build_pairs(
-        resolve_corpus_path(path, data_dir),
-        format,
-        parser=parser,
-        max_perplexity=max_perplexity,
-        max_paraphrases=max_paraphrases,
-        identity=identity,
-        dev_sources=dev_sources,
-        both_directions=both_directions,
-        limit_sources=limit_sources,
-        parse_cache=parse_cache,
-        on_error=on_error,
-        seed=seed,
-    )
+    paths = [path] if isinstance(path, (str, os.PathLike)) or path is None else list(path)
+    if format is None or isinstance(format, str):
+        formats: list[str | None] = [format] * len(paths)
+    else:
+        formats = list(format)
+        if len(formats) != len(paths):
+            raise ConfigError(
+                f"data.format lists {len(formats)} formats for {len(paths)} data.path corpora"
+            )
+    names = [Path(str(p)).name for p in paths]
+    if len(set(names)) < len(names):
+        names = [f"{i}.{n}" for i, n in enumerate(names)]
+    parts = [
+        (
+            name,
+            build_pairs(
+                resolve_corpus_path(p, data_dir),
+                f,
+                parser=parser,
+                max_perplexity=max_perplexity,
+                max_paraphrases=max_paraphrases,
+                identity=identity,
+                dev_sources=dev_sources,
+                both_directions=both_directions,
+                limit_sources=limit_sources,
+                parse_cache=parse_cache,
+                on_error=on_error,
+                seed=seed,
+            ),
+        )
+        for name, p, f in zip(names, paths, formats, strict=True)
+    ]
+    pairs = parts[0][1] if len(parts) == 1 else pool_pairs(parts)
     train, dev = pairs.train, pairs.dev
     if task == "parse_generator":
         from paraamr.scpn.parse_generator import parse_generator_pairs

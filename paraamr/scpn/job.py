@@ -52,6 +52,8 @@ def signature(
     v = package_versions()
     ev, d = cfg.eval, cfg.data
     pairs = f"max{d.get('max_paraphrases')},identity:{'yes' if d.get('identity') else 'no'}"
+    if d.get("limit_sources"):
+        pairs += f",first{d.limit_sources}"  # per corpus when data.path lists several
     tests = list(test_sets) if test_sets is not None else list(ev.test_sets)
     fmt_key, _, fmt_value = fmt.partition(":")
     test = f"{','.join(tests)}:first{ev.limit}" if ev.limit else ",".join(tests)

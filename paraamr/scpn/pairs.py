@@ -52,6 +52,7 @@ __all__ = [
     "select_pairs",
     "attach_parses",
     "build_pairs",
+    "pool_pairs",
     "write_pairs",
     "read_pairs",
 ]
@@ -289,6 +290,41 @@ def build_pairs(
         raise ParaAMRError(f"{path}: no training or no dev pair left after parsing: {dict(stats)}")
     log.info("%s: %s", path, dict(stats))
     return PairSet(train, dev, stats, parser.signature())
+
+
+def pool_pairs(parts: Sequence[tuple[str, PairSet]]) -> PairSet:
+    """Several corpora's pairs as one set (``data.path`` a list): training pairs concatenated
+    (the data module shuffles them), dev pairs interleaved corpus by corpus so that a
+    ``limit_dev`` prefix holds every corpus; the counts are summed and also kept per corpus
+    under ``"<name>:<count>"``.
+
+    Raises:
+        ConfigError: no part, or parts parsed by different parsers.
+
+    >>> a = PairSet([TrainPair("a", "A")], [TrainPair("a1", "A1"), TrainPair("a2", "A2")],
+    ...             Counter(train_pairs=1, dev_pairs=2), "spacy")
+    >>> b = PairSet([TrainPair("b", "B")], [TrainPair("b1", "B1")],
+    ...             Counter(train_pairs=1, dev_pairs=1), "spacy")
+    >>> pooled = pool_pairs([("qa", a), ("msrp", b)])
+    >>> [p.source for p in pooled.train], [p.source for p in pooled.dev]
+    (['a', 'b'], ['a1', 'b1', 'a2'])
+    >>> pooled.stats["train_pairs"], pooled.stats["msrp:dev_pairs"]
+    (2, 1)
+    """
+    from itertools import zip_longest
+
+    if not parts:
+        raise ConfigError("pool_pairs: no corpus to pool")
+    parsers = sorted({ps.parser for _, ps in parts})
+    if len(parsers) > 1:
+        raise ConfigError(f"pool_pairs: the corpora were parsed by different parsers: {parsers}")
+    stats: Counter = Counter()
+    for name, ps in parts:
+        stats.update(ps.stats)
+        stats.update({f"{name}:{k}": v for k, v in ps.stats.items()})
+    train = [p for _, ps in parts for p in ps.train]
+    dev = [p for row in zip_longest(*(ps.dev for _, ps in parts)) for p in row if p is not None]
+    return PairSet(train, dev, stats, parsers[0])
 
 
 def write_pairs(pairs: Iterable[TrainPair], path: str | os.PathLike) -> None:

@@ -156,6 +156,52 @@ def test_each_sentence_parsed_once_cached_and_failures_counted(tmp_path):
     assert parser3.seen == ["a"] and again[0].target_tree == "(ROOT (NP (NN a)))"
 
 
+def test_pool_pairs_interleaves_dev_sums_counts_and_refuses_mixed_parsers():
+    from paraamr.scpn.pairs import PairSet, pool_pairs
+
+    def part(tag, n_train, n_dev, parser="fake"):
+        train = [TrainPair(f"{tag}{i}", "t") for i in range(n_train)]
+        dev = [TrainPair(f"{tag}d{i}", "t") for i in range(n_dev)]
+        return PairSet(train, dev, Counter(train_pairs=n_train, dev_pairs=n_dev), parser)
+
+    pooled = pool_pairs([("a", part("a", 2, 3)), ("b", part("b", 1, 1)), ("c", part("c", 1, 2))])
+    assert [p.source for p in pooled.train] == ["a0", "a1", "b0", "c0"]
+    assert [p.source for p in pooled.dev] == ["ad0", "bd0", "cd0", "ad1", "cd1", "ad2"]
+    assert pooled.stats["train_pairs"] == 4 and pooled.stats["dev_pairs"] == 6
+    assert (pooled.stats["a:dev_pairs"], pooled.stats["c:dev_pairs"]) == (3, 2)
+    assert pooled.parser == "fake"
+    with pytest.raises(ConfigError, match="different parsers"):
+        pool_pairs([("a", part("a", 1, 1)), ("b", part("b", 1, 1, parser="other"))])
+
+
+def test_datamodule_pools_real_corpora_each_split_and_limited_on_its_own(data_dir, pairs_tsv):
+    """``data.path`` as a list (the ``train_corpus=pooled`` preset's shape): every corpus gets
+    its own first ``limit_sources`` sources and its own last ``dev_sources`` as dev, checked
+    against the files read here by hand (PAN: label 1 lines; MSRP: quality 1 rows)."""
+    from paraamr.scpn.data import build_datamodule
+
+    pan = data_dir / "paraphrase" / "pan"
+    s1 = (pan / "pan-train_s1.txt").read_text(encoding="utf-8").splitlines()
+    labels = (pan / "pan-train.labels").read_text(encoding="utf-8").split()
+    pan_pos = [s.strip() for s, lab in zip(s1, labels, strict=True) if lab == "1"][:4]
+    msrp_rows = (data_dir / "paraphrase/msrp/msr-para-train.tsv").read_text(
+        encoding="utf-8-sig").splitlines()[1:]  # fmt: skip
+    msrp_pos = [r.split("\t")[3] for r in msrp_rows if r.split("\t")[0] == "1"][:4]
+    mine = [ln.split("\t")[0] for ln in pairs_tsv.read_text(encoding="utf-8").splitlines()[:4]]
+    dm = build_datamodule(
+        [str(pairs_tsv), "paraphrase/msrp/msr-para-train.tsv", "paraphrase/pan"],
+        ["pairs", "msrp", "pan-train"],
+        encoder=None, parser=_CountingParser(), data_dir=str(data_dir), max_paraphrases=1,
+        identity=False, dev_sources=1, limit_sources=4, batch_size=2,
+    )  # fmt: skip
+    assert [p.source for p in dm.pairs.train] == mine[:3] + msrp_pos[:3] + pan_pos[:3]
+    assert [p.source for p in dm.dev] == [mine[3], msrp_pos[3], pan_pos[3]]
+    assert dm.pairs.stats["pan:sources"] == 4 and dm.pairs.stats["train_pairs"] == 9
+    with pytest.raises(ConfigError, match="2 formats for 3"):
+        build_datamodule([str(pairs_tsv)] * 3, ["pairs", "pairs"], encoder=None,
+                         parser=_CountingParser())  # fmt: skip
+
+
 # loss -----------------------------------------------------------------------------------------
 PAIRS = [
     TrainPair("the cat sat .", "a cat was sitting .", "(ROOT (S (NP) (VP) (.)))",

@@ -177,7 +177,7 @@ def test_table6_signature_names_the_metric_objects_and_the_ted_definition(compos
     assert f["sim"] == "cos(minilm)"
 
 
-def test_table6_signature_says_whether_training_had_identity_pairs(compose_config):
+def test_table6_signature_names_identity_pairs_and_a_source_limit(compose_config):
     from paraamr.scpn.job import signature
     from paraamr.signature import Signature
 
@@ -188,3 +188,6 @@ def test_table6_signature_says_whether_training_had_identity_pairs(compose_confi
     assert pairs("train_corpus=msrp") == "max5,identity:no"
     assert pairs("train_corpus=msrp", "data.identity=true") == "max5,identity:yes"
     assert pairs("train_corpus=none") is None  # the copy row trains nothing
+    # a source limit (per corpus for the pooled preset) changes the data, so the signature
+    assert pairs("train_corpus=pooled") == "max5,identity:no,first1500"
+    assert pairs("train_corpus=msrp", "data.limit_sources=50") == "max5,identity:no,first50"
