@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, ListConfig
 
 __all__ = ["train", "BEST_MODEL"]
 
@@ -74,7 +74,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         extra = {
             "parser": dm.pairs.parser,
             "corpus": cfg.get("corpus"),
-            "data": str(cfg.data.path),
+            "data": _data_paths(cfg.data.path),
             "task": cfg.get("task", "paraphrase"),
             "seed": int(cfg.seed),
             "steps": result["steps"],
@@ -86,3 +86,8 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     (out_dir / "train_result.json").write_text(json.dumps(result, indent=2, default=str))
     log.info("SCPN training done: %s", result)
     return result
+
+
+def _data_paths(path: Any) -> str | list[str]:
+    """``data.path`` for the sidecar: one path, or the list of a pooled run."""
+    return [str(p) for p in path] if isinstance(path, (list, ListConfig)) else str(path)
