@@ -88,6 +88,8 @@ def recipe_signature(module: Any) -> str:
         parts += [f"depth:{hp.get('template_depth')}",
                   "train-depths:" + "/".join(str(d) for d in depths)]  # fmt: skip
     parts.append(f"freeze:{hp.get('freeze_layers') or 0}")
+    if getattr(module, "no_repeat_words", None):
+        parts.append(f"no-repeat-words:{module.no_repeat_words}")
     return ",".join(parts)
 
 
@@ -125,7 +127,9 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         train_result = _trained(out) if cfg.get("eval_only") else train(cfg)
         if not train_result["best_model"]:
             return train_result
-        module = SCPNModule.load(train_result["best_model"])
+        # decoding settings come from the config, so a trained model can be evaluated with them
+        module = SCPNModule.load(train_result["best_model"],
+                                 no_repeat_words=cfg.model.get("no_repeat_words"))  # fmt: skip
         gen = model_generator(module, cfg.eval.batch_size, cfg.model.num_beams)
         needs = module.fmt.needs_source_parse
         model_name, fmt = str(cfg.model.model_name_or_path), recipe_signature(module)
@@ -140,6 +144,9 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         if module is not None and module.output_format == "tree":
             tests[name]["answers"] = dict(module.answer_counts)  # given + swapped parses
             module.answer_counts.clear()
+        if module is not None and module.no_repeat_words:
+            tests[name]["repeat_bans"] = module.repeat_bans  # row-steps blocked, both runs
+            module.repeat_bans = 0
         log.info("%s %s: BLEU %.2f", cfg.corpus, name, tests[name]["bleu"])
     scores = {k: {m: v for m, v in t.items() if m != "samples"} for k, t in tests.items()}
     if cfg.get("eval_only") and (out / SCORES).exists():  # keep the test sets not re-evaluated

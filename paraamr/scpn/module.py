@@ -62,6 +62,8 @@ class SCPNModule(CondGenModule):
             (``None``: ``[template_depth]``), so that depth-3 and deeper templates both work.
         freeze_layers: freeze the embeddings and the lowest N blocks
             (:func:`paraamr.training.recipe.freeze_lower_layers`; ``None``: train everything).
+        no_repeat_words: at generation, no word n-gram of this size twice in one answer
+            (:class:`paraamr.scpn.repeats.RepeatedWordBlocker`; ``None``: no block).
 
     After each :meth:`generate_texts` call in ``tree`` mode, :attr:`answer_counts` holds the
     running counts ``answers``, ``ok``, ``repaired``, ``failed`` and ``follows_template``
@@ -96,6 +98,7 @@ class SCPNModule(CondGenModule):
         train_template_depths: list[int] | None = None,
         freeze_layers: int | None = None,
         schedule: str = "constant",
+        no_repeat_words: int | None = None,
     ) -> None:
         super().__init__()
         check_choice(optimizer, OPTIMIZERS, "model.optimizer")
@@ -126,6 +129,8 @@ class SCPNModule(CondGenModule):
         self._bracket_deltas: torch.Tensor | None = None
         self.num_beams = num_beams
         self.max_new_tokens = max_new_tokens or max_target_length
+        self.no_repeat_words = no_repeat_words
+        self.repeat_bans = 0  # row-steps the repeated-word block acted on (all calls)
 
     def optimizer_settings(self) -> dict[str, Any]:
         hp = self.hparams
@@ -165,14 +170,24 @@ class SCPNModule(CondGenModule):
         }
         if self.arch == "causal":
             kw["eos_token_id"] = self.tokenizer.eos_token_id
+        start = batch["input_ids"].shape[1] if self.arch == "causal" else 1
         if self.output_format == "tree":
             from transformers import StoppingCriteriaList
 
-            start = batch["input_ids"].shape[1] if self.arch == "causal" else 1
             kw["stopping_criteria"] = StoppingCriteriaList(
                 [RootClosed(self.bracket_deltas(), start)]
             )
+        blocker = None
+        if self.no_repeat_words:
+            from transformers import LogitsProcessorList
+
+            from paraamr.scpn.repeats import RepeatedWordBlocker
+
+            blocker = RepeatedWordBlocker(self.tokenizer, start, self.no_repeat_words)
+            kw["logits_processor"] = LogitsProcessorList([blocker])
         out = self.generate_ids(batch, **kw)
+        if blocker is not None:
+            self.repeat_bans += blocker.bans
         texts = self.tokenizer.batch_decode(out, skip_special_tokens=True)
         if self.output_format == "plain":
             return [_clean_output(t) for t in texts]
