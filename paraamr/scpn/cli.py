@@ -38,6 +38,8 @@ def add_paraphrase_parser(sub: Any) -> argparse.ArgumentParser:
                    "of the nearest template (counted)")  # fmt: skip
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--beams", type=int, default=None, help="beam size (default: the model's)")
+    p.add_argument("--no-repeat-words", type=int, default=None, metavar="N",
+                   help="no word N-gram twice in one answer (default: the model's setting)")
     p.add_argument("--on-error", default="skip", choices=("raise", "skip"))
     p.add_argument("--out", default=None, help="run through the shard runner into this dir")
     p.add_argument("--shard", type=int, default=0)
@@ -108,7 +110,8 @@ def run_paraphrase(a: argparse.Namespace) -> None:
     else:
         templates = a.template
     p = Paraphraser.load(a.model, a.parse_generator, batch_size=a.batch_size, num_beams=a.beams,
-                         device=a.device, no_fit=a.no_fit)  # fmt: skip
+                         device=a.device, no_fit=a.no_fit,
+                         no_repeat_words=a.no_repeat_words)  # fmt: skip
     if a.out:
         shard = Shard(a.shard, a.num_shards)
         rows = paraphrase_to_dir(p, lines, templates, a.out, shard=shard,

@@ -75,11 +75,14 @@ class Paraphraser:
         num_beams: int | None = None,
         device: str | None = None,
         no_fit: str = "skip",
+        no_repeat_words: int | None = None,
     ) -> Paraphraser:
         """Load ``model_dir`` (training's ``best_model``) and its parse generator
         (``retrieval``: the dir's ``parse_index.json``; or a parse-generator model dir).
         ``no_fit``: what retrieval gives a template no training parse fits (``skip`` or
-        ``nearest``: a parse of the nearest template, :mod:`paraamr.scpn.parse_generator`)."""
+        ``nearest``: a parse of the nearest template, :mod:`paraamr.scpn.parse_generator`).
+        ``no_repeat_words``: decode without repeating a word n-gram of this size
+        (:mod:`paraamr.scpn.repeats`; ``None``: the model's own setting)."""
         from paraamr.scpn.module import SCPNModule
         from paraamr.scpn.parse_generator import (
             PARSE_INDEX,
@@ -87,7 +90,8 @@ class Paraphraser:
             Seq2seqParseGenerator,
         )
 
-        module = SCPNModule.load(model_dir)
+        decoding = {"no_repeat_words": no_repeat_words} if no_repeat_words is not None else {}
+        module = SCPNModule.load(model_dir, **decoding)
         if device:
             module.to(device)
         retrieval = RetrievalParseGenerator.load(Path(model_dir) / PARSE_INDEX, no_fit)

@@ -548,6 +548,20 @@ def test_cli_paraphrase_aligned_and_through_the_shard_runner(tiny_scpn_dir, tmp_
               str(inp), "--debug"])  # fmt: skip
 
 
+def test_paraphraser_decodes_without_repeats_only_when_asked(tiny_scpn_dir, monkeypatch):
+    from paraamr.scpn.paraphrase import Paraphraser
+    from paraamr.scpn.repeats import RepeatedWordBlocker
+
+    assert Paraphraser.load(tiny_scpn_dir).module.no_repeat_words is None
+    p = Paraphraser.load(tiny_scpn_dir, no_repeat_words=3)
+    assert p.module.no_repeat_words == 3
+    calls = []
+    monkeypatch.setattr(RepeatedWordBlocker, "__call__",
+                        lambda self, ids, scores: calls.append(self.n) or scores)  # fmt: skip
+    p.paraphrase(["I slept ."], [T_NPVP])
+    assert calls and set(calls) == {3}  # the block ran at each decoding step
+
+
 def test_dev_bleu_scores_generations_against_dev_targets():
     import sacrebleu
 
