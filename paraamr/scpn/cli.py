@@ -38,8 +38,13 @@ def add_paraphrase_parser(sub: Any) -> argparse.ArgumentParser:
                    "of the nearest template (counted)")  # fmt: skip
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--beams", type=int, default=None, help="beam size (default: the model's)")
-    p.add_argument("--no-repeat-words", type=int, default=None, metavar="N",
-                   help="no word N-gram twice in one answer (default: the model's setting)")
+    p.add_argument(
+        "--no-repeat-words",
+        type=int,
+        default=None,
+        metavar="N",
+        help="no word N-gram twice in one answer (default: the model's setting)",
+    )
     p.add_argument("--on-error", default="skip", choices=("raise", "skip"))
     p.add_argument("--out", default=None, help="run through the shard runner into this dir")
     p.add_argument("--shard", type=int, default=0)
