@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paraamr.errors import TrainingError
+from paraamr.errors import ConfigError, TrainingError
 
 __all__ = ["subsample_suite", "run_job", "job_summary", "log_job_to_wandb"]
 
@@ -56,6 +56,11 @@ def _resolve_data_path(cfg) -> None:
     from paraamr.datadir import resolve_data_dir
 
     p = cfg.data.path
+    if p is not None and not isinstance(p, str):
+        raise ConfigError(
+            f"data.path lists {len(p)} corpora: SimCSE trains on one (pooled corpora are an "
+            "SCPN setting: experiments/table6.py +experiment=table6_pooled)"
+        )
     if p and not Path(p).is_absolute() and not Path(p).exists():
         with open_dict(cfg):
             cfg.data.path = str(resolve_data_dir(cfg.get("data_dir")) / p)

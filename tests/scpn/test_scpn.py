@@ -175,7 +175,7 @@ def test_pool_pairs_interleaves_dev_sums_counts_and_refuses_mixed_parsers():
 
 
 def test_datamodule_pools_real_corpora_each_split_and_limited_on_its_own(data_dir, pairs_tsv):
-    """``data.path`` as a list (the ``train_corpus=pooled`` preset's shape): every corpus gets
+    """``data.path`` as a list (the ``table6_pooled`` preset's shape): every corpus gets
     its own first ``limit_sources`` sources and its own last ``dev_sources`` as dev, checked
     against the files read here by hand (PAN: label 1 lines; MSRP: quality 1 rows)."""
     from paraamr.scpn.data import build_datamodule

@@ -386,3 +386,13 @@ def test_ddp_two_cpu_processes_gather_the_global_batch(tmp_path):
         widths = [float(r["train/num_candidates"]) for r in csv.DictReader(fh) if r["train/loss"]]
     assert widths == [16.0, 16.0]  # 2 x (2 processes x 4 triplets)
     assert Path(out["best_model"], "modules.json").is_file()
+
+
+def test_table5_with_a_list_of_corpora_is_a_clear_error(compose_config):
+    """SCPN pools a list of corpora (``data.path=[a,b,c]``); SimCSE trains on one, and says so."""
+    from paraamr.errors import ConfigError
+    from paraamr.simcse.job import _resolve_data_path
+
+    cfg = compose_config("table5", "train_corpus=msrp", "data.path=[a.tsv,b.tsv,c.tsv]")
+    with pytest.raises(ConfigError, match="lists 3 corpora"):
+        _resolve_data_path(cfg)

@@ -189,7 +189,7 @@ def test_table6_signature_names_identity_pairs_and_a_source_limit(compose_config
     assert pairs("train_corpus=msrp", "data.identity=true") == "max5,identity:yes"
     assert pairs("train_corpus=none") is None  # the copy row trains nothing
     # a source limit (per corpus for the pooled preset) changes the data, so the signature
-    assert pairs("train_corpus=pooled") == "max5,identity:no,first1500"
+    assert pairs("+experiment=table6_pooled") == "max5,identity:no,first1500"
     assert pairs("train_corpus=msrp", "data.limit_sources=50") == "max5,identity:no,first50"
 
 
