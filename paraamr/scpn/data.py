@@ -338,24 +338,14 @@ def build_datamodule(
     names = [Path(str(p)).name for p in paths]
     if len(set(names)) < len(names):
         names = [f"{i}.{n}" for i, n in enumerate(names)]
+    settings = {
+        "parser": parser, "max_perplexity": max_perplexity, "max_paraphrases": max_paraphrases,
+        "identity": identity, "dev_sources": dev_sources, "both_directions": both_directions,
+        "limit_sources": limit_sources, "parse_cache": parse_cache, "on_error": on_error,
+        "seed": seed,
+    }  # fmt: skip
     parts = [
-        (
-            name,
-            build_pairs(
-                resolve_corpus_path(p, data_dir),
-                f,
-                parser=parser,
-                max_perplexity=max_perplexity,
-                max_paraphrases=max_paraphrases,
-                identity=identity,
-                dev_sources=dev_sources,
-                both_directions=both_directions,
-                limit_sources=limit_sources,
-                parse_cache=parse_cache,
-                on_error=on_error,
-                seed=seed,
-            ),
-        )
+        (name, build_pairs(resolve_corpus_path(p, data_dir), f, **settings))
         for name, p, f in zip(names, paths, formats, strict=True)
     ]
     pairs = parts[0][1] if len(parts) == 1 else pool_pairs(parts)
