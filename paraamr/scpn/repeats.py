@@ -23,6 +23,8 @@ from typing import Any
 
 import torch
 
+from paraamr.errors import ConfigError
+
 __all__ = ["answer_words", "banned_next_words", "RepeatedWordBlocker"]
 
 _LABEL = re.compile(r"\(\S*")
@@ -74,7 +76,7 @@ class RepeatedWordBlocker:
 
     def __init__(self, tokenizer: Any, start: int, n: int) -> None:
         if n < 2:
-            raise ValueError(f"no_repeat_words must be at least 2, got {n}")
+            raise ConfigError(f"model.no_repeat_words must be at least 2, got {n}")
         self.tokenizer, self.start, self.n = tokenizer, start, n
         self._first_id: dict[str, int | None] = {}
         self.bans = 0  # (row, step) bans applied: a measure of how often it acted
