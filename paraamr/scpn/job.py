@@ -93,6 +93,23 @@ def recipe_signature(module: Any) -> str:
     return ",".join(parts)
 
 
+def decoding_overrides(model_cfg: Any) -> dict[str, Any]:
+    """The decoding settings a trained model is evaluated with, taken from the job's config
+    (so one model can be scored with other settings): ``no_repeat_words`` always (``None``:
+    off), ``template_depth`` where the config sets one (a tree model cut full target parses to
+    it; unset: the depth it was trained with).
+
+    >>> decoding_overrides({"no_repeat_words": 4, "template_depth": 3, "lr": 1e-4})
+    {'no_repeat_words': 4, 'template_depth': 3}
+    >>> decoding_overrides({"template_depth": None})
+    {'no_repeat_words': None}
+    """
+    out: dict[str, Any] = {"no_repeat_words": model_cfg.get("no_repeat_words")}
+    if model_cfg.get("template_depth") is not None:
+        out["template_depth"] = int(model_cfg["template_depth"])
+    return out
+
+
 def _trained(out: Path) -> dict[str, Any]:
     """``eval_only``: the training result already in ``out`` (its ``train_result.json``)."""
     path = out / "train_result.json"
@@ -127,9 +144,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         train_result = _trained(out) if cfg.get("eval_only") else train(cfg)
         if not train_result["best_model"]:
             return train_result
-        # decoding settings come from the config, so a trained model can be evaluated with them
-        module = SCPNModule.load(train_result["best_model"],
-                                 no_repeat_words=cfg.model.get("no_repeat_words"))  # fmt: skip
+        module = SCPNModule.load(train_result["best_model"], **decoding_overrides(cfg.model))
         gen = model_generator(module, cfg.eval.batch_size, cfg.model.num_beams)
         needs = module.fmt.needs_source_parse
         model_name, fmt = str(cfg.model.model_name_or_path), recipe_signature(module)

@@ -302,3 +302,25 @@ def test_follow_check_hand_computed():
     assert (res["copy_match_swapped"], res["copy_match_own"]) == (0.5, 0.25)
     copying = follow_check(_Follower(copy=True), pairs, _DictParser(), depth=3)
     assert (copying["match_swapped"], copying["match_own"]) == (0.5, 0.25)
+
+
+def test_the_jobs_template_depth_reaches_a_saved_model(tiny_tree_dir):
+    """``model.template_depth=3`` at evaluation: a model saved with depth 4 cuts the target
+    parses of its prompts to depth 3 (the template written by hand), and the signature says so;
+    without the setting it keeps the depth it was saved with."""
+    from omegaconf import OmegaConf
+
+    from paraamr.scpn.job import decoding_overrides, recipe_signature
+    from paraamr.scpn.module import SCPNModule
+
+    full = "(ROOT (S (NP (PRP)) (VP (VBD) (PP (IN) (NP (NN)))) (.)))"  # word-free, as parsed
+    saved = SCPNModule.load(tiny_tree_dir)
+    cut = SCPNModule.load(tiny_tree_dir, **decoding_overrides(OmegaConf.create(
+        {"template_depth": 3, "no_repeat_words": None})))  # fmt: skip
+    same = SCPNModule.load(tiny_tree_dir, **decoding_overrides(OmegaConf.create({})))
+    assert saved.fmt.segments("we left .", None, full)[0] == (
+        "(ROOT (S (NP (PRP)) (VP (VBD) (PP)) (.)))", "syntax")  # fmt: skip
+    assert cut.fmt.segments("we left .", None, full)[0] == ("(ROOT (S (NP) (VP) (.)))", "syntax")
+    assert same.fmt.segments("we left .", None, full) == saved.fmt.segments("we left .", None,
+                                                                           full)  # fmt: skip
+    assert "depth:3," in recipe_signature(cut) and "depth:4," in recipe_signature(saved)
