@@ -173,6 +173,8 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         "input_format": "none" if copy else str(cfg.model.input_format),
         "seed": int(cfg.seed),
         "no_repeat_words": module.no_repeat_words if module is not None else None,
+        "template_depth": (module.hparams.get("template_depth")
+                           if module is not None and module.output_format == "tree" else None),
         "signature": sig,
         "note": STAND_IN_NOTE,
         "train": {k: v for k, v in train_result.items() if k != "pair_stats"},

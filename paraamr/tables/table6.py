@@ -35,14 +35,17 @@ def load_scores(runs_dir: str | Path) -> list[dict]:
 
 
 def _row_name(r: Mapping) -> str:
-    """The row a job belongs to: corpus, input format other than the default ones, and a
-    decoding setting that changes the outputs (``no_repeat_words``)."""
+    """The row a job belongs to: corpus, input format other than the default ones, and the
+    settings a trained model can be evaluated with that change its outputs (the template
+    depth of a tree model, ``no_repeat_words``)."""
     if r["input_format"] in ("none", "scpn", "skeleton") or r["corpus"] == "copy source":
         name = r["corpus"]
     elif r["input_format"] == "noparse":
         name = f"{r['corpus']} (no parse)"
     else:
         name = f"{r['corpus']} ({r['input_format']})"
+    if r.get("template_depth"):
+        name += f", depth-{r['template_depth']} templates"
     if r.get("no_repeat_words"):
         name += f", no repeated {r['no_repeat_words']}-grams"
     return name
