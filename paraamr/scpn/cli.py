@@ -45,6 +45,14 @@ def add_paraphrase_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="no word N-gram twice in one answer (default: the model's setting)",
     )
+    p.add_argument(
+        "--word-cap",
+        type=float,
+        nargs=2,
+        default=None,
+        metavar=("RATIO", "EXTRA"),
+        help="no output longer than RATIO x the source's words + EXTRA (default: the model's)",
+    )
     p.add_argument("--on-error", default="skip", choices=("raise", "skip"))
     p.add_argument("--out", default=None, help="run through the shard runner into this dir")
     p.add_argument("--shard", type=int, default=0)
@@ -116,7 +124,7 @@ def run_paraphrase(a: argparse.Namespace) -> None:
         templates = a.template
     p = Paraphraser.load(a.model, a.parse_generator, batch_size=a.batch_size, num_beams=a.beams,
                          device=a.device, no_fit=a.no_fit,
-                         no_repeat_words=a.no_repeat_words)  # fmt: skip
+                         no_repeat_words=a.no_repeat_words, word_cap=a.word_cap)  # fmt: skip
     if a.out:
         shard = Shard(a.shard, a.num_shards)
         rows = paraphrase_to_dir(p, lines, templates, a.out, shard=shard,

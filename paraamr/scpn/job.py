@@ -19,6 +19,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from paraamr.errors import ConfigError
+from paraamr.scpn.wordcap import cap_name
 
 __all__ = ["run_job", "METRICS", "SCORES", "signature", "recipe_signature"]
 
@@ -90,21 +91,27 @@ def recipe_signature(module: Any) -> str:
     parts.append(f"freeze:{hp.get('freeze_layers') or 0}")
     if getattr(module, "no_repeat_words", None):
         parts.append(f"no-repeat-words:{module.no_repeat_words}")
+    if getattr(module, "word_cap", None):
+        parts.append("word-cap:" + cap_name(module.word_cap))
     return ",".join(parts)
 
 
 def decoding_overrides(model_cfg: Any) -> dict[str, Any]:
     """The decoding settings a trained model is evaluated with, taken from the job's config
-    (so one model can be scored with other settings): ``no_repeat_words`` always (``None``:
-    off), ``template_depth`` where the config sets one (a tree model cut full target parses to
-    it; unset: the depth it was trained with).
+    (so one model can be scored with other settings): ``no_repeat_words`` and ``word_cap``
+    always (``None``: off), ``template_depth`` where the config sets one (a tree model cuts full
+    target parses to it; unset: the depth it was trained with).
 
     >>> decoding_overrides({"no_repeat_words": 4, "template_depth": 3, "lr": 1e-4})
-    {'no_repeat_words': 4, 'template_depth': 3}
-    >>> decoding_overrides({"template_depth": None})
-    {'no_repeat_words': None}
+    {'no_repeat_words': 4, 'word_cap': None, 'template_depth': 3}
+    >>> decoding_overrides({"template_depth": None, "word_cap": [1.5, 3]})
+    {'no_repeat_words': None, 'word_cap': [1.5, 3]}
     """
-    out: dict[str, Any] = {"no_repeat_words": model_cfg.get("no_repeat_words")}
+    cap = model_cfg.get("word_cap")
+    out: dict[str, Any] = {
+        "no_repeat_words": model_cfg.get("no_repeat_words"),
+        "word_cap": list(cap) if cap is not None else None,
+    }
     if model_cfg.get("template_depth") is not None:
         out["template_depth"] = int(model_cfg["template_depth"])
     return out
@@ -162,19 +169,24 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         if module is not None and module.no_repeat_words:
             tests[name]["repeat_bans"] = module.repeat_bans  # row-steps blocked, both runs
             module.repeat_bans = 0
+        if module is not None and module.word_cap:
+            tests[name]["word_cap_hits"] = module.word_cap_hits  # answers cut, both runs
+            module.word_cap_hits = 0
         log.info("%s %s: BLEU %.2f", cfg.corpus, name, tests[name]["bleu"])
     scores = {k: {m: v for m, v in t.items() if m != "samples"} for k, t in tests.items()}
     if cfg.get("eval_only") and (out / SCORES).exists():  # keep the test sets not re-evaluated
         scores = {**json.loads((out / SCORES).read_text(encoding="utf-8"))["tests"], **scores}
         sig = signature(cfg, model_name, fmt, parser.signature(), train_result.get("steps"),
                         scores)  # fmt: skip
+    tree = module is not None and module.output_format == "tree"
+    tree_depth = module.hparams.get("template_depth") if tree else None
     result = {
         "corpus": "copy source" if copy else str(cfg.corpus),
         "input_format": "none" if copy else str(cfg.model.input_format),
         "seed": int(cfg.seed),
         "no_repeat_words": module.no_repeat_words if module is not None else None,
-        "template_depth": (module.hparams.get("template_depth")
-                           if module is not None and module.output_format == "tree" else None),
+        "template_depth": tree_depth,
+        "word_cap": module.word_cap if module is not None else None,
         "signature": sig,
         "note": STAND_IN_NOTE,
         "train": {k: v for k, v in train_result.items() if k != "pair_stats"},

@@ -25,6 +25,7 @@ import torch
 from paraamr.lms.loading import load_lm
 from paraamr.scpn.data import ANSWER_PREFIX, Encoder
 from paraamr.scpn.formats import get_format
+from paraamr.scpn.wordcap import WordCap, cap_for, check_word_cap, cut_after_words
 from paraamr.training.condgen import OPTIMIZERS, SCHEDULES, CondGenModule, check_choice
 from paraamr.training.recipe import freeze_lower_layers
 from paraamr.utils import map_length_batches
@@ -64,6 +65,8 @@ class SCPNModule(CondGenModule):
             (:func:`paraamr.training.recipe.freeze_lower_layers`; ``None``: train everything).
         no_repeat_words: at generation, no word n-gram of this size twice in one answer
             (:class:`paraamr.scpn.repeats.RepeatedWordBlocker`; ``None``: no block).
+        word_cap: ``[ratio, extra]``: no answer holds more than ``ceil(ratio * source words +
+            extra)`` words (:mod:`paraamr.scpn.wordcap`; ``None``: no cap).
 
     After each :meth:`generate_texts` call in ``tree`` mode, :attr:`answer_counts` holds the
     running counts ``answers``, ``ok``, ``repaired``, ``failed`` and ``follows_template``
@@ -99,12 +102,15 @@ class SCPNModule(CondGenModule):
         freeze_layers: int | None = None,
         schedule: str = "constant",
         no_repeat_words: int | None = None,
+        word_cap: list[float] | None = None,
     ) -> None:
         super().__init__()
         check_choice(optimizer, OPTIMIZERS, "model.optimizer")
         check_choice(schedule, SCHEDULES, "model.schedule")
         if train_template_depths is not None:  # a plain list: checkpoints load weights-only
             train_template_depths = [int(d) for d in train_template_depths]
+        cap = check_word_cap(word_cap)
+        word_cap = list(cap) if cap is not None else None
         self.save_hyperparameters()
         self.model, self.tokenizer, kind = load_lm(model_name_or_path, arch, tokenizer_name_or_path)
         self.arch = "seq2seq" if kind == "bert2bert" else kind  # a warm-started pair is seq2seq
@@ -131,6 +137,8 @@ class SCPNModule(CondGenModule):
         self.max_new_tokens = max_new_tokens or max_target_length
         self.no_repeat_words = no_repeat_words
         self.repeat_bans = 0  # row-steps the repeated-word block acted on (all calls)
+        self.word_cap = word_cap
+        self.word_cap_hits = 0  # answers cut at their word cap (all calls)
 
     def optimizer_settings(self) -> dict[str, Any]:
         hp = self.hparams
@@ -171,12 +179,18 @@ class SCPNModule(CondGenModule):
         if self.arch == "causal":
             kw["eos_token_id"] = self.tokenizer.eos_token_id
         start = batch["input_ids"].shape[1] if self.arch == "causal" else 1
+        stops: list[Any] = []
         if self.output_format == "tree":
+            stops.append(RootClosed(self.bracket_deltas(), start))
+        caps = None
+        if self.word_cap is not None:
+            sources = [next(t for t, kind in segs if kind == "source") for segs in segment_lists]
+            caps = [cap_for(s, self.word_cap) for s in sources]
+            stops.append(WordCap(self.tokenizer, start, caps))
+        if stops:
             from transformers import StoppingCriteriaList
 
-            kw["stopping_criteria"] = StoppingCriteriaList(
-                [RootClosed(self.bracket_deltas(), start)]
-            )
+            kw["stopping_criteria"] = StoppingCriteriaList(stops)
         blocker = None
         if self.no_repeat_words:
             from transformers import LogitsProcessorList
@@ -189,6 +203,10 @@ class SCPNModule(CondGenModule):
         if blocker is not None:
             self.repeat_bans += blocker.bans
         texts = self.tokenizer.batch_decode(out, skip_special_tokens=True)
+        if caps is not None:
+            cut = [cut_after_words(t, c) for t, c in zip(texts, caps, strict=True)]
+            self.word_cap_hits += sum(a != b for a, b in zip(texts, cut, strict=True))
+            texts = cut
         if self.output_format == "plain":
             return [_clean_output(t) for t in texts]
         return [self._read_tree_answer(t, segs) for t, segs in zip(texts, segment_lists,

@@ -76,13 +76,16 @@ class Paraphraser:
         device: str | None = None,
         no_fit: str = "skip",
         no_repeat_words: int | None = None,
+        word_cap: list[float] | None = None,
     ) -> Paraphraser:
         """Load ``model_dir`` (training's ``best_model``) and its parse generator
         (``retrieval``: the dir's ``parse_index.json``; or a parse-generator model dir).
         ``no_fit``: what retrieval gives a template no training parse fits (``skip`` or
         ``nearest``: a parse of the nearest template, :mod:`paraamr.scpn.parse_generator`).
         ``no_repeat_words``: decode without repeating a word n-gram of this size
-        (:mod:`paraamr.scpn.repeats`; ``None``: the model's own setting)."""
+        (:mod:`paraamr.scpn.repeats`; ``None``: the model's own setting). ``word_cap``:
+        ``[ratio, extra]``, no output longer than ``ceil(ratio * source words + extra)`` words
+        (:mod:`paraamr.scpn.wordcap`; ``None``: the model's own setting)."""
         from paraamr.scpn.module import SCPNModule
         from paraamr.scpn.parse_generator import (
             PARSE_INDEX,
@@ -90,7 +93,11 @@ class Paraphraser:
             Seq2seqParseGenerator,
         )
 
-        decoding = {"no_repeat_words": no_repeat_words} if no_repeat_words is not None else {}
+        decoding = {
+            k: v
+            for k, v in (("no_repeat_words", no_repeat_words), ("word_cap", word_cap))
+            if v is not None
+        }
         module = SCPNModule.load(model_dir, **decoding)
         if device:
             module.to(device)

@@ -23,6 +23,7 @@ from paraamr.metrics.aggregate import mean_std
 from paraamr.paper import PAPER_TABLE6
 from paraamr.scpn.evaluate import STAND_IN_NOTE
 from paraamr.scpn.job import METRICS, SCORES
+from paraamr.scpn.wordcap import cap_name
 from paraamr.tables.render import Column, Layout, write_table
 
 __all__ = ["gather_rows", "load_scores", "render", "table6_layout", "flat_row", "plot_table6"]
@@ -37,7 +38,7 @@ def load_scores(runs_dir: str | Path) -> list[dict]:
 def _row_name(r: Mapping) -> str:
     """The row a job belongs to: corpus, input format other than the default ones, and the
     settings a trained model can be evaluated with that change its outputs (the template
-    depth of a tree model, ``no_repeat_words``)."""
+    depth of a tree model, ``no_repeat_words``, ``word_cap``)."""
     if r["input_format"] in ("none", "scpn", "skeleton") or r["corpus"] == "copy source":
         name = r["corpus"]
     elif r["input_format"] == "noparse":
@@ -48,6 +49,8 @@ def _row_name(r: Mapping) -> str:
         name += f", depth-{r['template_depth']} templates"
     if r.get("no_repeat_words"):
         name += f", no repeated {r['no_repeat_words']}-grams"
+    if r.get("word_cap"):
+        name += f", word cap {cap_name(r['word_cap'])}"
     return name
 
 

@@ -625,3 +625,13 @@ def test_table7_job_with_the_real_paraphraser_fills_unfit_templates(
         [json.loads((tmp_path / "nearest" / "results.json").read_text())]
     )  # the table says how many candidates used a neighbouring template
     assert rows[0]["augment_nearest_template"] == 4
+
+
+def test_paraphraser_takes_a_word_cap_and_keeps_the_models_without_one(tiny_scpn_dir):
+    from paraamr.errors import ConfigError
+    from paraamr.scpn.paraphrase import Paraphraser
+
+    assert Paraphraser.load(tiny_scpn_dir).module.word_cap is None
+    assert Paraphraser.load(tiny_scpn_dir, word_cap=[1.2, 3]).module.word_cap == [1.2, 3.0]
+    with pytest.raises(ConfigError, match="ratio > 0"):
+        Paraphraser.load(tiny_scpn_dir, word_cap=[0, 3])

@@ -324,3 +324,6 @@ def test_the_jobs_template_depth_reaches_a_saved_model(tiny_tree_dir):
     assert same.fmt.segments("we left .", None, full) == saved.fmt.segments("we left .", None,
                                                                            full)  # fmt: skip
     assert "depth:3," in recipe_signature(cut) and "depth:4," in recipe_signature(saved)
+    capped = SCPNModule.load(tiny_tree_dir, **decoding_overrides({"word_cap": [1.5, 3]}))
+    assert capped.word_cap == [1.5, 3.0] and recipe_signature(capped).endswith(",word-cap:1.5x+3")
+    assert "word-cap" not in recipe_signature(saved)
