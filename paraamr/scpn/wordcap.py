@@ -78,23 +78,25 @@ def cap_for(source: str, cap: Sequence[float]) -> int:
 
 
 def cut_after_words(text: str, n: int) -> str:
-    """``text`` up to and with its ``n``-th word; labels and brackets count as no word (the words
-    of :func:`paraamr.scpn.repeats.answer_words`). A text of at most ``n`` words is returned
-    whole.
+    """``text`` up to and with its ``n``-th word when more words follow; labels and brackets
+    count as no word (the words of :func:`paraamr.scpn.repeats.answer_words`). A text of at
+    most ``n`` words is returned whole, closing brackets and all.
 
     >>> cut_after_words("(ROOT (NP (DT the) (NN cat)) (VP sat))", 1)
     '(ROOT (NP (DT the'
-    >>> cut_after_words("a b c", 5)
-    'a b c'
+    >>> cut_after_words("(ROOT (NP we))", 1), cut_after_words("a b c", 5)
+    ('(ROOT (NP we))', 'a b c')
     """
-    count = 0
+    count, end = 0, len(text)
     for m in _PIECE.finditer(text):
         piece = m.group()
         if piece.startswith("(") or piece == ")":
             continue
         count += 1
         if count == n:
-            return text[: m.end()]
+            end = m.end()
+        elif count > n:
+            return text[:end]
     return text
 
 

@@ -17,10 +17,12 @@ from paraamr.scpn.wordcap import WordCap, cap_for, cap_name, check_word_cap, cut
     ("text", "n", "cut"),
     [
         ("(ROOT (S (NP we) (VP left at noon)) (. .)))", 2, "(ROOT (S (NP we) (VP left"),
-        ("(ROOT (S (NP we) (VP left at noon)) (. .)))", 5,
-         "(ROOT (S (NP we) (VP left at noon)) (. ."),
+        ("(ROOT (S (NP we) (VP left at noon)) (. .)))", 4,
+         "(ROOT (S (NP we) (VP left at noon"),
         ("(ROOT (NP we) (. .))", 9, "(ROOT (NP we) (. .))"),
-        ("(ROOT (S (NP) (VP run)))", 1, "(ROOT (S (NP) (VP run"),  # an empty slot is no word
+        # exactly n words: nothing is cut, the closing brackets stay
+        ("(ROOT (S (NP we) (VP left)))", 2, "(ROOT (S (NP we) (VP left)))"),
+        ("(ROOT (S (NP) (VP run) (. .)))", 1, "(ROOT (S (NP) (VP run"),  # an empty slot: no word
         ("we left at noon .", 3, "we left at"),  # a plain answer
         ("(ROOT (S", 1, "(ROOT (S"),  # no word at all: nothing to cut
     ],
