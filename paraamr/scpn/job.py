@@ -178,8 +178,12 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         scores = {**json.loads((out / SCORES).read_text(encoding="utf-8"))["tests"], **scores}
         sig = signature(cfg, model_name, fmt, parser.signature(), train_result.get("steps"),
                         scores)  # fmt: skip
-    tree = module is not None and module.output_format == "tree"
-    tree_depth = module.hparams.get("template_depth") if tree else None
+    # a tree model scored at another template depth than it was saved with gets its own row
+    tree_depth = None
+    if module is not None and module.output_format == "tree":
+        depth = module.hparams.get("template_depth")
+        if depth != module.read_sidecar(train_result["best_model"]).get("template_depth"):
+            tree_depth = depth
     result = {
         "corpus": "copy source" if copy else str(cfg.corpus),
         "input_format": "none" if copy else str(cfg.model.input_format),
