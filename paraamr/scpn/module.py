@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from paraamr.errors import ConfigError
 from paraamr.lms.loading import load_lm
 from paraamr.scpn.data import ANSWER_PREFIX, Encoder
 from paraamr.scpn.formats import get_format
@@ -67,10 +68,14 @@ class SCPNModule(CondGenModule):
             (:class:`paraamr.scpn.repeats.RepeatedWordBlocker`; ``None``: no block).
         word_cap: ``[ratio, extra]``: no answer holds more than ``ceil(ratio * source words +
             extra)`` words (:mod:`paraamr.scpn.wordcap`; ``None``: no cap).
+        force_template: ``tree`` mode: decode inside the prompt's template, its brackets and
+            labels forced and only the words of its leaves free (:mod:`paraamr.scpn.forced`).
 
     After each :meth:`generate_texts` call in ``tree`` mode, :attr:`answer_counts` holds the
     running counts ``answers``, ``ok``, ``repaired``, ``failed`` and ``follows_template``
-    (answers whose bracket structure is exactly the prompt's template).
+    (answers whose bracket structure is exactly the prompt's template); with
+    ``force_template``, ``unforced`` counts the rows whose template could not be read (they
+    decode freely).
     """
 
     task_name = "SCPN"
@@ -103,12 +108,18 @@ class SCPNModule(CondGenModule):
         schedule: str = "constant",
         no_repeat_words: int | None = None,
         word_cap: list[float] | None = None,
+        force_template: bool = False,
     ) -> None:
         super().__init__()
         check_choice(optimizer, OPTIMIZERS, "model.optimizer")
         check_choice(schedule, SCHEDULES, "model.schedule")
         if train_template_depths is not None:  # a plain list: checkpoints load weights-only
             train_template_depths = [int(d) for d in train_template_depths]
+        if force_template and output_format != "tree":
+            raise ConfigError(
+                "model.force_template=true needs model.output_format=tree (the template's "
+                f"brackets are forced in a tree answer), got {output_format!r}"
+            )
         cap = check_word_cap(word_cap)
         word_cap = list(cap) if cap is not None else None
         self.save_hyperparameters()
@@ -139,6 +150,8 @@ class SCPNModule(CondGenModule):
         self.repeat_bans = 0  # row-steps the repeated-word block acted on (all calls)
         self.word_cap = word_cap
         self.word_cap_hits = 0  # answers cut at their word cap (all calls)
+        self.force_template = bool(force_template)
+        self._token_table: Any = None
 
     def optimizer_settings(self) -> dict[str, Any]:
         hp = self.hparams
@@ -199,6 +212,12 @@ class SCPNModule(CondGenModule):
 
             blocker = RepeatedWordBlocker(self.tokenizer, start, self.no_repeat_words)
             kw["logits_processor"] = LogitsProcessorList([blocker])
+        if self.force_template:  # after the blocker: the template wins where both act
+            from transformers import LogitsProcessorList
+
+            kw["logits_processor"] = LogitsProcessorList(
+                [*kw.get("logits_processor", []), self._forcing(segment_lists, start)]
+            )
         out = self.generate_ids(batch, **kw)
         if blocker is not None:
             self.repeat_bans += blocker.bans
@@ -212,13 +231,31 @@ class SCPNModule(CondGenModule):
         return [self._read_tree_answer(t, segs) for t, segs in zip(texts, segment_lists,
                                                                      strict=True)]  # fmt: skip
 
+    def template_of(self, segments: tuple[tuple[str, str], ...]) -> str | None:
+        """The target template among an input's segments (``None``: the format has none; the
+        ``aesop`` format's first parse is the source's)."""
+        order = self.fmt.order
+        return segments[order.index("target_parse")][0] if "target_parse" in order else None
+
+    def _forcing(self, segment_lists: list[tuple[tuple[str, str], ...]], start: int) -> Any:
+        """The template-forcing logits processor of a batch (one constraint per row)."""
+        from paraamr.lms.constrained import ConstrainedLogits
+        from paraamr.scpn.forced import TokenTable, forcings
+
+        if self._token_table is None:
+            self._token_table = TokenTable(self.tokenizer)
+        templates = [self.template_of(segs) for segs in segment_lists]
+        rows, unforced = forcings(templates, self._token_table)
+        self.answer_counts["unforced"] += unforced
+        return ConstrainedLogits(rows, start)
+
     def _read_tree_answer(self, text: str, segments: tuple[tuple[str, str], ...]) -> str:
         from paraamr.scpn.infill import read_answer
 
         ans = read_answer(text)
         self.answer_counts["answers"] += 1
         self.answer_counts[ans.status] += 1
-        template = next((s for s, kind in segments if kind == "syntax"), None)
+        template = self.template_of(segments)
         if template is not None and ans.follows(template):
             self.answer_counts["follows_template"] += 1
         return ans.text

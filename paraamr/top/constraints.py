@@ -13,7 +13,8 @@ token of the vocabulary (:func:`paraamr.top.module.add_tokens`).
 
 Both are replayed from the tokens generated so far (:meth:`allowed`), so they work for greedy
 search, sampling and beam search alike; :class:`ConstrainedLogits` applies one per input row
-as a Hugging Face ``LogitsProcessor`` (``-inf`` for every token not allowed).
+as a Hugging Face ``LogitsProcessor`` (``-inf`` for every token not allowed;
+:mod:`paraamr.lms.constrained`).
 
 A word is written as the tokens of ``" " + word`` (:class:`UnitTokenizer`), in training
 targets and prompts as in constrained decoding, so the model learns the same tokens it is
@@ -41,6 +42,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from paraamr.lms.constrained import FREE, ConstrainedLogits
+
 __all__ = [
     "LabelIds",
     "UnitTokenizer",
@@ -52,7 +55,6 @@ __all__ = [
 
 MAX_DEPTH = 8  # ParserConstraint: the most nodes open at once
 MAX_SPAN = 24  # TemplateConstraint: the most tokens of one [mask] span
-FREE = "free"  # a state in which any free token (see TemplateConstraint) may follow
 
 
 @dataclass(frozen=True)
@@ -267,39 +269,3 @@ class TemplateConstraint:
         if not span:
             return FREE
         return [nxt] if span >= self.max_span else (FREE, nxt)
-
-
-class ConstrainedLogits:
-    """A ``LogitsProcessor``: row ``b`` of the batch follows ``constraints[b // beams]``.
-
-    Args:
-        constraints: one :class:`ParserConstraint` / :class:`TemplateConstraint` (or ``None``:
-            unconstrained) per input.
-        start: the first generated column (a decoder-only model: the prompt length).
-        free: the vocabulary mask of free tokens (:attr:`LabelIds.free`).
-    """
-
-    def __init__(self, constraints: Sequence[Any], start: int, free: Any = None) -> None:
-        self.constraints, self.start, self.free = list(constraints), start, free
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import torch
-
-        rows = input_ids.shape[0]
-        beams = max(1, rows // max(1, len(self.constraints)))
-        allow = torch.zeros_like(scores, dtype=torch.bool)
-        vocab = scores.shape[1]
-        for b in range(rows):
-            c = self.constraints[b // beams]
-            if c is None:
-                allow[b] = True
-                continue
-            a = c.allowed(input_ids[b, self.start :].tolist())
-            if isinstance(a, tuple) or a == FREE:
-                n = min(vocab, self.free.numel())
-                allow[b, :n] = self.free[:n].to(scores.device)
-                if isinstance(a, tuple):
-                    allow[b, a[1]] = True
-            else:
-                allow[b, [t for t in a if t < vocab]] = True
-        return scores.masked_fill(~allow, float("-inf"))
