@@ -53,6 +53,13 @@ def add_paraphrase_parser(sub: Any) -> argparse.ArgumentParser:
         metavar=("RATIO", "EXTRA"),
         help="no output longer than RATIO x the source's words + EXTRA (default: the model's)",
     )
+    p.add_argument(
+        "--force-template",
+        action="store_true",
+        default=None,
+        help="template-infilling models: decode inside each template, its brackets and labels "
+        "forced, only the words free (default: the model's setting)",
+    )
     p.add_argument("--on-error", default="skip", choices=("raise", "skip"))
     p.add_argument("--out", default=None, help="run through the shard runner into this dir")
     p.add_argument("--shard", type=int, default=0)
@@ -124,7 +131,8 @@ def run_paraphrase(a: argparse.Namespace) -> None:
         templates = a.template
     p = Paraphraser.load(a.model, a.parse_generator, batch_size=a.batch_size, num_beams=a.beams,
                          device=a.device, no_fit=a.no_fit,
-                         no_repeat_words=a.no_repeat_words, word_cap=a.word_cap)  # fmt: skip
+                         no_repeat_words=a.no_repeat_words, word_cap=a.word_cap,
+                         force_template=a.force_template)  # fmt: skip
     if a.out:
         shard = Shard(a.shard, a.num_shards)
         rows = paraphrase_to_dir(p, lines, templates, a.out, shard=shard,

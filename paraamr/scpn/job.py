@@ -93,24 +93,27 @@ def recipe_signature(module: Any) -> str:
         parts.append(f"no-repeat-words:{module.no_repeat_words}")
     if getattr(module, "word_cap", None):
         parts.append("word-cap:" + cap_name(module.word_cap))
+    if getattr(module, "force_template", False):
+        parts.append("forced-template")
     return ",".join(parts)
 
 
 def decoding_overrides(model_cfg: Any) -> dict[str, Any]:
     """The decoding settings a trained model is evaluated with, taken from the job's config
-    (so one model can be scored with other settings): ``no_repeat_words`` and ``word_cap``
-    always (``None``: off), ``template_depth`` where the config sets one (a tree model cuts full
-    target parses to it; unset: the depth it was trained with).
+    (so one model can be scored with other settings): ``no_repeat_words``, ``word_cap`` and
+    ``force_template`` always (``None`` / false: off), ``template_depth`` where the config sets
+    one (a tree model cuts full target parses to it; unset: the depth it was trained with).
 
     >>> decoding_overrides({"no_repeat_words": 4, "template_depth": 3, "lr": 1e-4})
-    {'no_repeat_words': 4, 'word_cap': None, 'template_depth': 3}
-    >>> decoding_overrides({"template_depth": None, "word_cap": [1.5, 3]})
-    {'no_repeat_words': None, 'word_cap': [1.5, 3]}
+    {'no_repeat_words': 4, 'word_cap': None, 'force_template': False, 'template_depth': 3}
+    >>> decoding_overrides({"template_depth": None, "word_cap": [1.5, 3], "force_template": True})
+    {'no_repeat_words': None, 'word_cap': [1.5, 3], 'force_template': True}
     """
     cap = model_cfg.get("word_cap")
     out: dict[str, Any] = {
         "no_repeat_words": model_cfg.get("no_repeat_words"),
         "word_cap": list(cap) if cap is not None else None,
+        "force_template": bool(model_cfg.get("force_template") or False),
     }
     if model_cfg.get("template_depth") is not None:
         out["template_depth"] = int(model_cfg["template_depth"])
@@ -191,6 +194,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         "no_repeat_words": module.no_repeat_words if module is not None else None,
         "template_depth": tree_depth,
         "word_cap": module.word_cap if module is not None else None,
+        "force_template": module.force_template if module is not None else False,
         "signature": sig,
         "note": STAND_IN_NOTE,
         "train": {k: v for k, v in train_result.items() if k != "pair_stats"},

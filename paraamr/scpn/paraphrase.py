@@ -77,6 +77,7 @@ class Paraphraser:
         no_fit: str = "skip",
         no_repeat_words: int | None = None,
         word_cap: list[float] | None = None,
+        force_template: bool | None = None,
     ) -> Paraphraser:
         """Load ``model_dir`` (training's ``best_model``) and its parse generator
         (``retrieval``: the dir's ``parse_index.json``; or a parse-generator model dir).
@@ -85,7 +86,9 @@ class Paraphraser:
         ``no_repeat_words``: decode without repeating a word n-gram of this size
         (:mod:`paraamr.scpn.repeats`; ``None``: the model's own setting). ``word_cap``:
         ``[ratio, extra]``, no output longer than ``ceil(ratio * source words + extra)`` words
-        (:mod:`paraamr.scpn.wordcap`; ``None``: the model's own setting)."""
+        (:mod:`paraamr.scpn.wordcap`; ``None``: the model's own setting). ``force_template``:
+        a template-infilling model decodes inside each template, its brackets and labels
+        forced (:mod:`paraamr.scpn.forced`; ``None``: the model's own setting)."""
         from paraamr.scpn.module import SCPNModule
         from paraamr.scpn.parse_generator import (
             PARSE_INDEX,
@@ -95,7 +98,11 @@ class Paraphraser:
 
         decoding = {
             k: v
-            for k, v in (("no_repeat_words", no_repeat_words), ("word_cap", word_cap))
+            for k, v in (
+                ("no_repeat_words", no_repeat_words),
+                ("word_cap", word_cap),
+                ("force_template", force_template),
+            )  # fmt: skip
             if v is not None
         }
         module = SCPNModule.load(model_dir, **decoding)

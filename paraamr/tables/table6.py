@@ -38,7 +38,7 @@ def load_scores(runs_dir: str | Path) -> list[dict]:
 def _row_name(r: Mapping) -> str:
     """The row a job belongs to: corpus, input format other than the default ones, and the
     settings a trained model can be evaluated with that change its outputs (the template
-    depth of a tree model, ``no_repeat_words``, ``word_cap``)."""
+    depth of a tree model, ``no_repeat_words``, ``word_cap``, ``force_template``)."""
     if r["input_format"] in ("none", "scpn", "skeleton") or r["corpus"] == "copy source":
         name = r["corpus"]
     elif r["input_format"] == "noparse":
@@ -51,6 +51,8 @@ def _row_name(r: Mapping) -> str:
         name += f", no repeated {r['no_repeat_words']}-grams"
     if r.get("word_cap"):
         name += f", word cap {cap_name(r['word_cap'])}"
+    if r.get("force_template"):
+        name += ", template forced"
     return name
 
 

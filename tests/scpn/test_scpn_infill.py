@@ -259,6 +259,29 @@ def test_cli_tab_templates_keep_lines_aligned_and_count_skips(tiny_tree_dir, tmp
     assert sharded == lines  # the shard runner gives the same aligned lines
 
 
+def test_force_template_reaches_the_model_from_the_cli_and_the_paraphraser(
+    tiny_tree_dir, tmp_path, capsys, monkeypatch
+):
+    from paraamr.cli import main
+    from paraamr.scpn.module import SCPNModule
+    from paraamr.scpn.paraphrase import Paraphraser
+
+    assert Paraphraser.load(tiny_tree_dir, force_template=True).module.force_template
+    assert not Paraphraser.load(tiny_tree_dir).module.force_template  # the model's own: off
+    seen = []
+    real = SCPNModule.generate_texts
+
+    def spy(self, *a, **kw):
+        seen.append(self.force_template)
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(SCPNModule, "generate_texts", spy)
+    inp = tmp_path / "in.tsv"
+    inp.write_text("I slept .\t(ROOT (S (NP) (VP) (.)))\nno template\n", encoding="utf-8")
+    main(["paraphrase", "--model", str(tiny_tree_dir), "--input", str(inp), "--force-template"])
+    assert seen == [True] and len(capsys.readouterr().out.split("\n")[:-1]) == 2
+
+
 # the template-following check ------------------------------------------------------------------
 T_A, T_B = "(ROOT (S (NP (NN x)) (VP (VB y))))", "(ROOT (SQ (VBZ is) (NP (NN x))))"
 T_C = "(ROOT (FRAG (NP (NN x))))"
@@ -327,3 +350,7 @@ def test_the_jobs_template_depth_reaches_a_saved_model(tiny_tree_dir):
     capped = SCPNModule.load(tiny_tree_dir, **decoding_overrides({"word_cap": [1.5, 3]}))
     assert capped.word_cap == [1.5, 3.0] and recipe_signature(capped).endswith(",word-cap:1.5x+3")
     assert "word-cap" not in recipe_signature(saved)
+    forced = SCPNModule.load(tiny_tree_dir, **decoding_overrides({"force_template": True}))
+    assert forced.force_template and not saved.force_template
+    assert recipe_signature(forced).endswith(",forced-template")
+    assert "forced" not in recipe_signature(saved)

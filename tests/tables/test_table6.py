@@ -196,16 +196,18 @@ def test_table6_signature_names_identity_pairs_and_a_source_limit(compose_config
 def test_runs_decoded_otherwise_get_their_own_row_not_a_seed_of_another():
     from paraamr.tables.table6 import gather_rows
 
-    def run(seed, n=None, fmt="skeleton", depth=None, cap=None):
+    def run(seed, n=None, fmt="skeleton", depth=None, cap=None, force=False):
         return {"corpus": "P", "input_format": fmt, "seed": seed, "no_repeat_words": n,
-                "template_depth": depth, "word_cap": cap,
+                "template_depth": depth, "word_cap": cap, "force_template": force,
                 "tests": {"mrpc": {"bleu": 10.0 + seed}}}  # fmt: skip
 
     rows = gather_rows([run(0), run(1), run(0, 4), run(0, fmt="noparse"), run(0, 4, depth=3),
                         run(1, 4, depth=3), run(0, 4, depth=5),
-                        run(0, 4, depth=5, cap=[1.5, 3.0])])  # fmt: skip
+                        run(0, 4, depth=5, cap=[1.5, 3.0]), run(0, 4, cap=[1.5, 3.0], force=True),
+                        run(1, 4, cap=[1.5, 3.0], force=True)])  # fmt: skip
     assert {r["row"]: r["n_seeds"] for r in rows} == {
         "P": 2, "P, no repeated 4-grams": 1, "P (no parse)": 1,
         "P, depth-3 templates, no repeated 4-grams": 2,
         "P, depth-5 templates, no repeated 4-grams": 1,
-        "P, depth-5 templates, no repeated 4-grams, word cap 1.5x+3": 1}  # fmt: skip
+        "P, depth-5 templates, no repeated 4-grams, word cap 1.5x+3": 1,
+        "P, no repeated 4-grams, word cap 1.5x+3, template forced": 2}  # fmt: skip
