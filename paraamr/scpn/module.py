@@ -69,7 +69,8 @@ class SCPNModule(CondGenModule):
         word_cap: ``[ratio, extra]``: no answer holds more than ``ceil(ratio * source words +
             extra)`` words (:mod:`paraamr.scpn.wordcap`; ``None``: no cap).
         force_template: ``tree`` mode: decode inside the prompt's template, its brackets and
-            labels forced and only the words of its leaves free (:mod:`paraamr.scpn.forced`).
+            labels forced and only the words of its leaves free (:mod:`paraamr.scpn.forced`;
+            a format without a target parse, the no-template twin, decodes freely).
 
     After each :meth:`generate_texts` call in ``tree`` mode, :attr:`answer_counts` holds the
     running counts ``answers``, ``ok``, ``repaired``, ``failed`` and ``follows_template``
@@ -150,7 +151,11 @@ class SCPNModule(CondGenModule):
         self.repeat_bans = 0  # row-steps the repeated-word block acted on (all calls)
         self.word_cap = word_cap
         self.word_cap_hits = 0  # answers cut at their word cap (all calls)
-        self.force_template = bool(force_template)
+        # a format without a target parse (the no-template twin) has nothing to force
+        self.force_template = bool(force_template) and self.fmt.needs_target_parse
+        if force_template and not self.force_template:
+            log.info("model.force_template: input format %r has no template; decoding freely",
+                     input_format)  # fmt: skip
         self._token_table: Any = None
 
     def optimizer_settings(self) -> dict[str, Any]:

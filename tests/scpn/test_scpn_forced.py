@@ -170,11 +170,17 @@ def test_an_untrained_model_is_forced_into_its_templates(tiny_gpt2, monkeypatch)
         assert m.training  # train mode restored
 
 
-def test_force_template_needs_tree_answers(tiny_gpt2):
+def test_force_template_needs_tree_answers_and_leaves_the_no_template_twin_free(tiny_gpt2):
+    from paraamr.scpn.job import recipe_signature
     from paraamr.scpn.module import SCPNModule
 
     with pytest.raises(ConfigError, match="force_template"):
         SCPNModule(tiny_gpt2, input_format="skeleton", output_format="plain", force_template=True)
+    twin = SCPNModule(tiny_gpt2, input_format="noparse", output_format="tree", num_beams=1,
+                      max_new_tokens=4, force_template=True)  # fmt: skip
+    assert not twin.force_template and "forced" not in recipe_signature(twin)
+    twin.generate_texts([(("we left .", "source"),)])
+    assert "unforced" not in twin.answer_counts
 
 
 def test_the_template_of_an_aesop_input_is_the_target_parse_not_the_source_parse(tiny_gpt2):
