@@ -63,7 +63,7 @@ class AnswerPattern:
         read_tree(template)  # raises on a malformed template
         text = _normalise(template)
         if _WORD.search(text):
-            raise TreeError(f"a template holds no words: {template[:80]!r}")
+            raise TreeError(f"a template is word-free, this one holds words: {template[:80]!r}")
         pieces = tuple(_LEAF.sub("(\\1\x00)", text).split("\x00"))
         if len(pieces) < 2:
             raise TreeError(f"a template needs at least one leaf: {template[:80]!r}")
