@@ -58,10 +58,10 @@ class AnswerPattern:
             TreeError: not one well-formed, word-free tree.
         """
         from paraamr.scpn.formats import read_tree
-        from paraamr.scpn.infill import _normalise
+        from paraamr.scpn.infill import normalise_template
 
         read_tree(template)  # raises on a malformed template
-        text = _normalise(template)
+        text = normalise_template(template)
         if _WORD.search(text):
             raise TreeError(f"a template is word-free, this one holds words: {template[:80]!r}")
         pieces = tuple(_LEAF.sub("(\\1\x00)", text).split("\x00"))

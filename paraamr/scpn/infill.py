@@ -41,6 +41,7 @@ __all__ = [
     "infill",
     "read_answer",
     "detokenize",
+    "normalise_template",
 ]
 
 OUTPUT_FORMATS = ("plain", "tree")
@@ -99,10 +100,15 @@ class Answer:
         >>> read_answer("(ROOT (NP the cat))").follows("(ROOT (NP))")
         True
         """
-        return self.structure is not None and self.structure == _normalise(template)
+        return self.structure is not None and self.structure == normalise_template(template)
 
 
-def _normalise(template: str) -> str:
+def normalise_template(template: str) -> str:
+    """A word-free template written the one way answers are compared with it.
+
+    >>> normalise_template("( ROOT  (NP ) )")
+    '(ROOT (NP))'
+    """
     return " ".join(_TOKEN.findall(template)).replace("( ", "(").replace(" )", ")")
 
 

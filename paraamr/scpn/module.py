@@ -209,20 +209,18 @@ class SCPNModule(CondGenModule):
             from transformers import StoppingCriteriaList
 
             kw["stopping_criteria"] = StoppingCriteriaList(stops)
-        blocker = None
+        blocker, processors = None, []
         if self.no_repeat_words:
-            from transformers import LogitsProcessorList
-
             from paraamr.scpn.repeats import RepeatedWordBlocker
 
             blocker = RepeatedWordBlocker(self.tokenizer, start, self.no_repeat_words)
-            kw["logits_processor"] = LogitsProcessorList([blocker])
+            processors.append(blocker)
         if self.force_template:  # after the blocker: the template wins where both act
+            processors.append(self._forcing(segment_lists, start))
+        if processors:
             from transformers import LogitsProcessorList
 
-            kw["logits_processor"] = LogitsProcessorList(
-                [*kw.get("logits_processor", []), self._forcing(segment_lists, start)]
-            )
+            kw["logits_processor"] = LogitsProcessorList(processors)
         out = self.generate_ids(batch, **kw)
         if blocker is not None:
             self.repeat_bans += blocker.bans
