@@ -13,6 +13,11 @@ bracket is still words and whose bracket part starts the next piece. After the l
 end-of-sequence may follow. A slot ends by force after :data:`MAX_SLOT_WORDS` words (or 8 times
 as many characters: a guard against a slot without end).
 
+With a word budget (``max_words``, the row's length cap from :mod:`paraamr.scpn.wordcap`) the
+answer stays whole: once the words written so far and one word for each slot still empty reach
+the budget, the current slot ends after the word it is writing, and every later slot holds one
+word. A template with more slots than the budget gets one word per slot.
+
 Applied per row as a Hugging Face ``LogitsProcessor`` (:class:`paraamr.lms.constrained.
 ConstrainedLogits`), so greedy search, sampling and beams all stay inside the template. The
 prompt is unchanged: a model trained for template infilling is decoded with
@@ -46,6 +51,15 @@ class AnswerPattern:
     pieces (the answer starts with a space, as the training answers do)."""
 
     pieces: tuple[str, ...]
+
+    @property
+    def slots(self) -> int:
+        """How many word slots the answers have (one per leaf of the template).
+
+        >>> AnswerPattern.from_template("(ROOT (S (NP) (VP) (.)))").slots
+        3
+        """
+        return len(self.pieces) - 1
 
     @classmethod
     def from_template(cls, template: str) -> AnswerPattern:
@@ -133,16 +147,28 @@ class TemplateForcing:
         table: the tokenizer's :class:`TokenTable`.
         max_slot_words: after this many words (or 8 times as many characters) in a slot, only
             the next piece may follow (``None``: :data:`MAX_SLOT_WORDS`).
+        max_words: the most words the whole answer may hold (``None``: no budget); at least one
+            per slot whatever the budget.
+
+    Attributes:
+        budget_used: whether the budget has ended a slot early in some call (with beams: in
+            some beam of the row).
 
     :meth:`allowed` returns a list of ids, or ``(mask, ids)``: the tokens of a vocabulary mask
     plus a few more (the protocol of :class:`paraamr.lms.constrained.ConstrainedLogits`).
     """
 
     def __init__(
-        self, pattern: AnswerPattern, table: TokenTable, max_slot_words: int | None = None
+        self,
+        pattern: AnswerPattern,
+        table: TokenTable,
+        max_slot_words: int | None = None,
+        max_words: int | None = None,
     ) -> None:
         self.pattern, self.table = pattern, table
         self.max_slot_words = max_slot_words or MAX_SLOT_WORDS
+        self.max_words = max_words
+        self.budget_used = False
 
     def state(self, text: str) -> tuple[str, int, str]:
         """Where ``text`` stands: ``("piece", k, rest of piece k)``, ``("slot", k, words so
@@ -190,6 +216,15 @@ class TemplateForcing:
         full = len(rest.split()) >= self.max_slot_words or len(rest) >= 8 * self.max_slot_words
         if rest and full:
             return t.prefixes_of(nxt)
+        if rest.strip() and self._budget_spent(text, k):
+            # finish the word being written (no space, no bracket), then the next piece
+            self.budget_used = True
+            ends = [
+                i
+                for i, words, br in t.bracketed
+                if nxt.startswith(br) and not any(c.isspace() for c in words)
+            ]
+            return (t.word & t.word_after_space, ends)
         ends = [
             i for i, words, br in t.bracketed if nxt.startswith(br) and _words_may_end(rest, words)
         ]
@@ -198,6 +233,14 @@ class TemplateForcing:
         if rest == " ":
             return (t.word_after_space, ends)
         return (t.word, ends)
+
+    def _budget_spent(self, text: str, k: int) -> bool:
+        """Whether the words of ``text`` (in slot ``k``) and one word for each later slot reach
+        the budget."""
+        if self.max_words is None:
+            return False
+        later = self.pattern.slots - 1 - k
+        return len(_WORD.findall(text)) + later >= self.max_words
 
 
 def _words_may_end(slot: str, words: str) -> bool:
@@ -217,17 +260,24 @@ def _pattern(template: str) -> AnswerPattern | None:
 
 
 def forcings(
-    templates: Sequence[str | None], table: TokenTable, max_slot_words: int | None = None
+    templates: Sequence[str | None],
+    table: TokenTable,
+    max_slot_words: int | None = None,
+    max_words: Sequence[int | None] | None = None,
 ) -> tuple[list[TemplateForcing | None], int]:
     """One :class:`TemplateForcing` per row (``None``: no template, or one that is not a
-    well-formed word-free tree; that row decodes freely) and the count of such rows.
+    well-formed word-free tree; that row decodes freely) and the count of such rows;
+    ``max_words``: each row's word budget (``None``: none).
 
     >>> rows, free = forcings(["(ROOT (NP))", None, "(ROOT (NP"], table=None)
     >>> [r is None for r in rows], free
     ([False, True, True], 2)
     """
+    budgets = list(max_words) if max_words is not None else [None] * len(templates)
     rows: list[TemplateForcing | None] = []
-    for tmpl in templates:
+    for tmpl, budget in zip(templates, budgets, strict=True):
         pat = _pattern(tmpl) if tmpl else None
-        rows.append(TemplateForcing(pat, table, max_slot_words) if pat is not None else None)
+        rows.append(
+            TemplateForcing(pat, table, max_slot_words, budget) if pat is not None else None
+        )
     return rows, sum(r is None for r in rows)

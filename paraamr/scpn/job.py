@@ -93,8 +93,8 @@ def recipe_signature(module: Any) -> str:
         parts.append(f"no-repeat-words:{module.no_repeat_words}")
     if getattr(module, "word_cap", None):
         parts.append("word-cap:" + cap_name(module.word_cap))
-    if getattr(module, "force_template", False):
-        parts.append("forced-template")
+    if getattr(module, "force_template", False):  # a cap is then kept inside the slots
+        parts.append("forced-template" + (":slot-cap" if getattr(module, "word_cap", None) else ""))
     return ",".join(parts)
 
 

@@ -67,7 +67,8 @@ class SCPNModule(CondGenModule):
         no_repeat_words: at generation, no word n-gram of this size twice in one answer
             (:class:`paraamr.scpn.repeats.RepeatedWordBlocker`; ``None``: no block).
         word_cap: ``[ratio, extra]``: no answer holds more than ``ceil(ratio * source words +
-            extra)`` words (:mod:`paraamr.scpn.wordcap`; ``None``: no cap).
+            extra)`` words (:mod:`paraamr.scpn.wordcap`; ``None``: no cap); a forced answer
+            keeps it by ending its slots early (at least one word each), never by a cut.
         force_template: ``tree`` mode: decode inside the prompt's template, its brackets and
             labels forced and only the words of its leaves free (:mod:`paraamr.scpn.forced`;
             a format without a target parse, the no-template twin, decodes freely).
@@ -150,7 +151,7 @@ class SCPNModule(CondGenModule):
         self.no_repeat_words = no_repeat_words
         self.repeat_bans = 0  # row-steps the repeated-word block acted on (all calls)
         self.word_cap = word_cap
-        self.word_cap_hits = 0  # answers cut at their word cap (all calls)
+        self.word_cap_hits = 0  # answers cut at their cap, or forced ones it shortened (all calls)
         # a format without a target parse (the no-template twin) has nothing to force
         self.force_template = bool(force_template) and self.fmt.needs_target_parse
         if force_template and not self.force_template:
@@ -204,6 +205,11 @@ class SCPNModule(CondGenModule):
         if self.word_cap is not None:
             sources = [next(t for t, kind in segs if kind == "source") for segs in segment_lists]
             caps = [cap_for(s, self.word_cap) for s in sources]
+        forced = self._forcings(segment_lists, caps) if self.force_template else None
+        if caps is not None:
+            if forced is not None:  # a forced row keeps its cap by closing slots, never cut
+                pairs = zip(caps, forced, strict=True)
+                caps = [c if r is None else max(c, r.pattern.slots) for c, r in pairs]
             stops.append(WordCap(self.tokenizer, start, caps))
         if stops:
             from transformers import StoppingCriteriaList
@@ -215,8 +221,10 @@ class SCPNModule(CondGenModule):
 
             blocker = RepeatedWordBlocker(self.tokenizer, start, self.no_repeat_words)
             processors.append(blocker)
-        if self.force_template:  # after the blocker: the template wins where both act
-            processors.append(self._forcing(segment_lists, start))
+        if forced is not None:  # after the blocker: the template wins where both act
+            from paraamr.lms.constrained import ConstrainedLogits
+
+            processors.append(ConstrainedLogits(forced, start))
         if processors:
             from transformers import LogitsProcessorList
 
@@ -228,6 +236,8 @@ class SCPNModule(CondGenModule):
         if caps is not None:
             cut = [cut_after_words(t, c) for t, c in zip(texts, caps, strict=True)]
             self.word_cap_hits += sum(a != b for a, b in zip(texts, cut, strict=True))
+            if forced is not None:
+                self.word_cap_hits += sum(r is not None and r.budget_used for r in forced)
             texts = cut
         if self.output_format == "plain":
             return [_clean_output(t) for t in texts]
@@ -240,17 +250,19 @@ class SCPNModule(CondGenModule):
         order = self.fmt.order
         return segments[order.index("target_parse")][0] if "target_parse" in order else None
 
-    def _forcing(self, segment_lists: list[tuple[tuple[str, str], ...]], start: int) -> Any:
-        """The template-forcing logits processor of a batch (one constraint per row)."""
-        from paraamr.lms.constrained import ConstrainedLogits
+    def _forcings(
+        self, segment_lists: list[tuple[tuple[str, str], ...]], caps: list[int] | None
+    ) -> list[Any]:
+        """One template constraint per row (``None``: decoded freely, counted as unforced), each
+        with its row's word cap as budget."""
         from paraamr.scpn.forced import TokenTable, forcings
 
         if self._token_table is None:
             self._token_table = TokenTable(self.tokenizer)
         templates = [self.template_of(segs) for segs in segment_lists]
-        rows, unforced = forcings(templates, self._token_table)
+        rows, unforced = forcings(templates, self._token_table, max_words=caps)
         self.answer_counts["unforced"] += unforced
-        return ConstrainedLogits(rows, start)
+        return rows
 
     def _read_tree_answer(self, text: str, segments: tuple[tuple[str, str], ...]) -> str:
         from paraamr.scpn.infill import read_answer

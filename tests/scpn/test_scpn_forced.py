@@ -226,3 +226,64 @@ def test_allowed_sets_by_hand_with_tokens_that_cross_a_slots_end():
                                                "P", "ROOT", "x"]  # fmt: skip
     assert names(f.allowed([1, 2, 3, 4, 7])) == [")"]
     assert f.allowed([1, 2, 3, 4, 8]) == [0]  # " ?))" closed the root: eos only
+
+
+def test_a_word_budget_ends_slots_early_by_hand():
+    """Budget 2 over two slots: the first slot's first word spends it (one word, one more for
+    the empty slot), so only a continuation of that word (no space, no bracket) or a close
+    whose words part adds no word may follow; without a budget a new word may start."""
+    v = ["<eos>", " (", "ROOT", " (NP", " we", " ?", ")", ") (", "x", " ", " ?)", "s)", " (VP",
+         "))", ") (VP"]  # fmt: skip
+    t = TokenTable(_Vocab(v))
+    pattern = AnswerPattern.from_template("(ROOT (NP) (VP))")
+    names = lambda a: sorted(v[i] for i in _ids(a))  # noqa: E731
+    prefix = [1, 2, 3, 4]  # " (ROOT (NP we"
+    free = TemplateForcing(pattern, t)
+    assert names(free.allowed(prefix)) == [" ", " ?", " ?)", " we", ")", ") (", ") (VP", "ROOT",
+                                           "s)", "x"]  # fmt: skip
+    spent = TemplateForcing(pattern, t, max_words=2)
+    assert names(spent.allowed(prefix)) == [")", ") (", ") (VP", "ROOT", "s)", "x"]
+    assert spent.budget_used and not free.budget_used
+    roomy = TemplateForcing(pattern, t, max_words=3)  # 1 written + 1 owed < 3: a word may start
+    assert " we" in names(roomy.allowed(prefix)) and not roomy.budget_used
+    # the second slot gets its one word even though the budget is spent
+    second = [1, 2, 3, 4, 14]  # " (ROOT (NP we) (VP"
+    assert " we" in names(spent.allowed(second))
+    assert names(spent.allowed([*second, 4])) == [")", "))", "ROOT", "s)", "x"]
+
+
+@pytest.mark.parametrize("template", WALK_TEMPLATES)
+def test_random_walks_within_a_budget_keep_the_template_and_the_budget(template, table):
+    rng = random.Random(1)
+    pattern = AnswerPattern.from_template(template)
+    for walk in range(40):
+        budget = rng.randint(1, 8)
+        f = TemplateForcing(pattern, table, max_slot_words=4, max_words=budget)
+        ids: list[int] = []
+        for _ in range(400):
+            a = f.allowed(ids)
+            if a == [table.eos]:
+                break
+            ids.append(rng.choice(sorted(_ids(a))))  # never favour ending a slot
+        else:
+            pytest.fail(f"walk {walk} did not end")
+        ans = read_answer("".join(table.strings[i] for i in ids))
+        assert ans.status == "ok" and ans.follows(template), ans
+        assert len(ans.text.split()) <= max(budget, pattern.slots), (budget, ans.text)
+
+
+def test_a_forced_answer_keeps_its_word_cap_inside_the_template(tiny_gpt2, monkeypatch):
+    """A cap of one word over three-slot templates: each slot gets one word, the structure
+    stays whole (a cut would break it), and both answers count as shortened by the cap."""
+    from paraamr.scpn.module import SCPNModule
+
+    monkeypatch.setattr(forced, "MAX_SLOT_WORDS", 2)
+    t1, t2 = "(ROOT (S (NP) (VP) (.)))", "(ROOT (SQ (MD) (NP) (VP)))"
+    segs = [((t, "syntax"), (s, "source")) for t, s in ((t1, "we left ."), (t2, "go home ."))]
+    m = SCPNModule(tiny_gpt2, input_format="skeleton", output_format="tree", num_beams=1,
+                   max_new_tokens=90, force_template=True, word_cap=[0.1, 0])  # fmt: skip
+    outs = m.generate_texts(segs)
+    assert [len(o.split()) for o in outs] == [3, 3]
+    c = m.answer_counts
+    assert (c["ok"], c["follows_template"], c["repaired"]) == (2, 2, 0)
+    assert m.word_cap_hits == 2

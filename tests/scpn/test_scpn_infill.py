@@ -353,4 +353,7 @@ def test_the_jobs_template_depth_reaches_a_saved_model(tiny_tree_dir):
     forced = SCPNModule.load(tiny_tree_dir, **decoding_overrides({"force_template": True}))
     assert forced.force_template and not saved.force_template
     assert recipe_signature(forced).endswith(",forced-template")
+    both = SCPNModule.load(tiny_tree_dir, **decoding_overrides({"force_template": True,
+                                                                "word_cap": [1.5, 3]}))  # fmt: skip
+    assert recipe_signature(both).endswith(",word-cap:1.5x+3,forced-template:slot-cap")
     assert "forced" not in recipe_signature(saved)
