@@ -9,9 +9,11 @@ import argparse
 import os
 from pathlib import Path
 
+from paraamr.errors import cli_errors
 from paraamr.tables.run_table2 import finish_table2
 
 
+@cli_errors("python analysis/make_table2.py")
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="results/table2", help="the scoring run's out_dir")

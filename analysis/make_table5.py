@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from paraamr.errors import cli_errors
 from paraamr.tables.render import write_table
 from paraamr.tables.sweep import log_to_wandb, plot_grouped, sweep_arguments
 from paraamr.tables.table5 import gather_rows, table5_layout
 
 
+@cli_errors("python analysis/make_table5.py")
 def main(argv: list[str] | None = None) -> dict:
     note = "offline analogue (MiniLM, ParaBank-Eval / MSRP)"
     a, results = sweep_arguments("table5", note, argv, __doc__.split("\n")[0])

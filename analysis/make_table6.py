@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from paraamr.errors import ParaAMRError
+from paraamr.errors import ParaAMRError, cli_errors
 from paraamr.tables.table6 import gather_rows, load_scores, plot_table6, render
 from paraamr.training.curves import latest_metrics_csv, plot_curves
 
 
+@cli_errors("python analysis/make_table6.py")
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", default="results/table6/runs")

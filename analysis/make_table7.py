@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from paraamr.errors import cli_errors
 from paraamr.tables.render import write_table
 from paraamr.tables.sweep import log_to_wandb, sweep_arguments
 from paraamr.tables.table7 import gather_rows, plot_paired_differences, table7_layout
@@ -24,6 +25,7 @@ def run_kind(results: list[dict]) -> str:
     return "paper settings" if paper else "offline analogue"
 
 
+@cli_errors("python analysis/make_table7.py")
 def main(argv: list[str] | None = None) -> dict:
     note = "offline analogue (MiniLM, shared GLUE files)"
     a, results = sweep_arguments("table7", note, argv, __doc__.split("\n")[0])

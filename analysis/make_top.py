@@ -20,6 +20,7 @@ import json
 import shutil
 from pathlib import Path
 
+from paraamr.errors import cli_errors
 from paraamr.metrics.aggregate import mean_std
 from paraamr.paper import PAPER_TOP_TABLE2, PAPER_TOP_TABLE3, PAPER_TOP_TABLE4
 from paraamr.tables.render import Column, Layout, write_table
@@ -273,6 +274,7 @@ def plot_buckets(runs: list[dict], out: Path) -> list[Path]:
     return paths
 
 
+@cli_errors("python analysis/make_top.py")
 def main(argv: list[str] | None = None) -> dict[str, Path]:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", nargs="+", required=True, help="top.json files (globs allowed)")

@@ -13,14 +13,64 @@ a grouped bar plot, and a W&B run holding the table. Table 5 uses it; so do the 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from paraamr.errors import DataNotFoundError
 from paraamr.metrics.aggregate import mean_std
 
-__all__ = ["gather_seeds", "load_results", "sweep_arguments", "plot_grouped", "log_to_wandb"]
+__all__ = [
+    "gather_seeds",
+    "split_settings",
+    "setting_of",
+    "load_results",
+    "sweep_arguments",
+    "plot_grouped",
+    "log_to_wandb",
+]
+
+_SEED_FIELD = re.compile(r"(?:^|\|)seed:\d+(?=\||$)")
+
+
+def setting_of(signature: str) -> str:
+    """A run's signature without its ``seed:N`` field: the runs of one setting share it.
+
+    >>> setting_of("paraamr:0.1.0|train:MSRP|seed:3|steps:300")
+    'paraamr:0.1.0|train:MSRP|steps:300'
+    """
+    return _SEED_FIELD.sub("", signature or "")
+
+
+def split_settings(
+    name: str, results: Sequence[Mapping[str, Any]]
+) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """The results of one table row split by setting (:func:`setting_of` their signatures), so
+    that runs trained or decoded otherwise are never pooled as seeds of one another. One
+    setting keeps ``name``; with more, each is named ``name [what its signature has that not
+    all of them have]`` (``[without ...]`` for the one that only lacks something).
+
+    >>> runs = [{"signature": "a|seed:0|steps:400"}, {"signature": "a|seed:1|steps:400"},
+    ...         {"signature": "a|seed:0|steps:800"}]
+    >>> [(n, len(rs)) for n, rs in split_settings("P", runs)]
+    [('P [steps:400]', 2), ('P [steps:800]', 1)]
+    """
+    by: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in results:
+        by[setting_of(str(r.get("signature", "")))].append(r)
+    if len(by) == 1:
+        return [(name, list(results))]
+    items = {k: set(re.split(r"[|,]", k)) for k in by}
+    common = set.intersection(*items.values())
+    union = set.union(*items.values())
+    out = []
+    for k, rs in by.items():
+        own = sorted(items[k] - common)
+        label = ", ".join(own) if own else "without " + ", ".join(sorted(union - items[k]))
+        out.append((f"{name} [{label}]", rs))
+    return sorted(out, key=lambda x: x[0])
 
 
 def load_results(root: str | Path, name: str = "results.json") -> list[dict]:
@@ -35,7 +85,7 @@ def sweep_arguments(
     ``results/<table>/runs`` and ``results/<table>``) and the sweep's results.
 
     Raises:
-        SystemExit: no ``results.json`` under ``--runs`` (a one-line message naming it).
+        DataNotFoundError: no ``results.json`` under ``--runs`` (the message names it).
     """
     import argparse
 
@@ -47,7 +97,9 @@ def sweep_arguments(
     a = ap.parse_args(argv)
     results = load_results(a.runs)
     if not results:
-        raise SystemExit(f"no results.json under {a.runs}: run the sweep first (make {table})")
+        raise DataNotFoundError(
+            f"no results.json under {a.runs}: run the sweep first (make {table})"
+        )
     return a, results
 
 
@@ -58,20 +110,22 @@ def gather_seeds(
     group: str = "corpus",
     first: Sequence[str] = ("none",),
 ) -> list[dict]:
-    """One row per ``group`` value (``first`` ones leading, then sorted): ``dataset``,
-    ``n_seeds``, ``seeds``, ``<metric>_mean`` / ``<metric>_std`` for each metric, and the
-    ``signature`` of the first seed."""
+    """One row per ``group`` value (``first`` ones leading, then sorted) and setting
+    (:func:`split_settings`): ``dataset``, ``n_seeds``, ``seeds``, ``<metric>_mean`` /
+    ``<metric>_std`` for each metric, and the ``signature`` of the first seed."""
     by: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in results:
         by[r[group]].append(r)
     rows = []
     for key in sorted(by, key=lambda k: (k not in first, k)):
-        rs = sorted(by[key], key=lambda r: r["seed"])
-        row: dict[str, Any] = {"dataset": key, "n_seeds": len(rs), "seeds": [r["seed"] for r in rs]}
-        for m, get in metrics.items():
-            row[f"{m}_mean"], row[f"{m}_std"] = mean_std([float(get(r)) for r in rs])
-        row["signature"] = rs[0].get("signature", "")
-        rows.append(row)
+        for name, runs in split_settings(key, by[key]):
+            rs = sorted(runs, key=lambda r: r["seed"])
+            row: dict[str, Any] = {"dataset": name, "n_seeds": len(rs),
+                                   "seeds": [r["seed"] for r in rs]}  # fmt: skip
+            for m, get in metrics.items():
+                row[f"{m}_mean"], row[f"{m}_std"] = mean_std([float(get(r)) for r in rs])
+            row["signature"] = rs[0].get("signature", "")
+            rows.append(row)
     return rows
 
 

@@ -25,6 +25,7 @@ from paraamr.scpn.evaluate import STAND_IN_NOTE
 from paraamr.scpn.job import METRICS, SCORES
 from paraamr.scpn.wordcap import cap_name
 from paraamr.tables.render import Column, Layout, write_table
+from paraamr.tables.sweep import split_settings
 
 __all__ = ["gather_rows", "load_scores", "render", "table6_layout", "flat_row", "plot_table6"]
 
@@ -63,7 +64,8 @@ def gather_rows(results: Iterable[Mapping]) -> list[dict]:
     for r in results:
         groups[_row_name(r)].append(r)
     rows = []
-    for name, rs in groups.items():
+    settings = [split for name, rs in groups.items() for split in split_settings(name, rs)]
+    for name, rs in settings:
         row: dict[str, Any] = {"row": name, "n_seeds": len(rs),
                                "signature": rs[0].get("signature", "")}  # fmt: skip
         for test in sorted({t for r in rs for t in r["tests"]}):

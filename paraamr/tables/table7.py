@@ -23,9 +23,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from paraamr.errors import InputError
 from paraamr.paper import PAPER_TABLE7
 from paraamr.tables.render import Column, Layout
-from paraamr.tables.sweep import gather_seeds
+from paraamr.tables.sweep import gather_seeds, split_settings
 
 __all__ = [
     "TASK_ORDER",
@@ -129,6 +130,13 @@ def gather_rows(results: Iterable[Mapping[str, Any]]) -> list[dict]:
             metrics["f1"] = lambda r: r["test"]["f1"]
         if all("test_constant_majority" in r for r in rs):
             metrics["const_acc"] = lambda r: r["test_constant_majority"]["acc"]
+        split = split_settings(setting, rs)
+        if len(split) > 1:
+            raise InputError(
+                f"Table 7 setting {setting!r} holds runs of different settings: "
+                + "; ".join(f"{len(sub)} as {name}" for name, sub in split)
+                + " (keep one of them under --runs)"
+            )
         (row,) = gather_seeds(rs, metrics, group="setting", first=())
         first = rs[0]
         row.update(

@@ -127,9 +127,10 @@ def test_each_job_is_a_wandb_run_with_its_sts_row(data_dir, compose_config, tmp_
 
 
 def test_gatherers_share_one_command_line_and_refuse_an_empty_sweep(tmp_path):
+    from paraamr.errors import DataNotFoundError
     from paraamr.tables.sweep import sweep_arguments
 
-    with pytest.raises(SystemExit, match=f"no results.json under {tmp_path}.*make table7"):
+    with pytest.raises(DataNotFoundError, match=f"no results.json under {tmp_path}.*make table7"):
         sweep_arguments("table7", "n", ["--runs", str(tmp_path)])
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "results.json").write_text('{"seed": 0}')

@@ -4,6 +4,7 @@ the parse-control check."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -211,3 +212,61 @@ def test_runs_decoded_otherwise_get_their_own_row_not_a_seed_of_another():
         "P, depth-5 templates, no repeated 4-grams": 1,
         "P, depth-5 templates, no repeated 4-grams, word cap 1.5x+3": 1,
         "P, no repeated 4-grams, word cap 1.5x+3, template forced": 2}  # fmt: skip
+
+
+def test_runs_with_other_signatures_are_not_pooled_as_seeds():
+    """Same corpus, format and decoding fields, but one model trained to 800 steps and one
+    decoded with the cap inside the slots: three rows, each pooling only its own seeds, named
+    by what their signatures differ in (the seed field ignored)."""
+    from paraamr.tables.table6 import gather_rows
+
+    def run(seed, sig):
+        return {"corpus": "P", "input_format": "skeleton", "seed": seed,
+                "signature": f"paraamr|fmt:skeleton,{sig}|seed:{seed}|test:first100",
+                "tests": {"mrpc": {"bleu": 10.0 + seed}}}  # fmt: skip
+
+    slot = "steps:800,forced-template:slot-cap"
+    rows = gather_rows([run(0, "steps:400"), run(1, "steps:400"), run(0, "steps:800"),
+                        run(2, "steps:800"), run(0, slot)])  # fmt: skip
+    got = {r["row"]: (r["n_seeds"], r["mrpc"]["bleu"]["mean"]) for r in rows}
+    assert got == {"P [steps:400]": (2, 10.5), "P [steps:800]": (2, 11.0),
+                   "P [forced-template:slot-cap, steps:800]": (1, 10.0)}  # fmt: skip
+    # the seed gatherer of the other tables splits likewise; a setting that only lacks a field
+    from paraamr.tables.sweep import gather_seeds
+
+    rows = gather_seeds([{"corpus": "A", "seed": s, "acc": 70.0 + s, "signature": sig}
+                         for s, sig in ((0, "m|seed:0"), (1, "m|seed:1"), (0, "m,x|seed:0"))],
+                        {"acc": lambda r: r["acc"]})  # fmt: skip
+    assert [(r["dataset"], r["seeds"], r["acc_mean"]) for r in rows] == [
+        ("A [without x]", [0, 1], 70.5), ("A [x]", [0], 70.0)]  # fmt: skip
+
+
+def test_table7_refuses_to_pool_runs_of_different_settings_as_seeds():
+    """Table 7 pairs each seed with its "none" baseline by setting name, so runs of one name
+    but different signatures (another epoch count here) stop the gathering with a message."""
+    from paraamr.errors import InputError
+    from paraamr.tables.table7 import gather_rows
+
+    def run(seed, epochs):
+        return {"setting": "MRPC k=15 none", "task": "mrpc", "k": 15, "augmentation": "none",
+                "seed": seed, "test": {"acc": 60.0}, "sources": {"test": "t"},
+                "signature": f"task:glue-mrpc|k:15|epochs:{epochs}"}  # fmt: skip
+
+    assert gather_rows([run(0, 20), run(1, 20)])[0]["n_seeds"] == 2
+    with pytest.raises(InputError, match=r"1 as MRPC k=15 none \[epochs:5\]"):
+        gather_rows([run(0, 20), run(1, 20), run(2, 5)])
+
+
+def test_the_gatherers_end_with_one_line_on_a_run_folder_without_results(tmp_path, capsys,
+                                                                         monkeypatch):  # fmt: skip
+    import importlib
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
+    for name in ("make_table6", "make_table7"):
+        mod = importlib.import_module(f"analysis.{name}")
+        with pytest.raises(SystemExit) as e:
+            mod.main(["--runs", str(tmp_path), "--out", str(tmp_path / "out")])
+        assert e.value.code == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"python analysis/{name}.py: error: ") and "\n" not in err
+        assert str(tmp_path) in err
