@@ -224,7 +224,7 @@ class TemplateForcing:
                 for i, words, br in t.bracketed
                 if nxt.startswith(br) and not any(c.isspace() for c in words)
             ]
-            return (t.word & t.word_after_space, ends)
+            return (t.word_after_space, ends)
         ends = [
             i for i, words, br in t.bracketed if nxt.startswith(br) and _words_may_end(rest, words)
         ]
@@ -237,10 +237,12 @@ class TemplateForcing:
     def _budget_spent(self, text: str, k: int) -> bool:
         """Whether the words of ``text`` (in slot ``k``) and one word for each later slot reach
         the budget."""
+        from paraamr.scpn.repeats import answer_words  # the words the word cap counts
+
         if self.max_words is None:
             return False
         later = self.pattern.slots - 1 - k
-        return len(_WORD.findall(text)) + later >= self.max_words
+        return len(answer_words(text)) + later >= self.max_words
 
 
 def _words_may_end(slot: str, words: str) -> bool:
