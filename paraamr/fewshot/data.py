@@ -182,7 +182,7 @@ def read_hub(task: str, split: str) -> list[Example]:
     from paraamr.utils import require
 
     _spec(task)
-    ds = require("datasets", "data.source=hub (GLUE from the hub)").load_dataset(
+    ds = require("datasets", "source=hub (GLUE from the hub)").load_dataset(
         HUB_NAME, task, split=split
     )
     a, b = ("question1", "question2") if task == "qqp" else ("sentence1", "sentence2")

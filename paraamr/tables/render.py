@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.markdown import markdown_grid
+from paraamr.signature import locks_named
 
 __all__ = [
     "Column",
@@ -145,6 +146,11 @@ def render_markdown(
                 lines.append(f"  - {note}")
     if kind != "reproduction" and layout.note:
         lines += ["", layout.note]
+    locks = locks_named(str(r["signature"]) for r in signed)
+    if locks:
+        lines += ["", f"Environment: installed from lock {', '.join(f'`{x}`' for x in locks)} "
+                  "(first 12 hex digits of the SHA-256 of `requirements/py3.X.txt`, "
+                  "`make setup`; `+drift`: versions differed from it)."]  # fmt: skip
     lines += list(footer)
     return "\n".join(lines) + "\n"
 
