@@ -212,14 +212,14 @@ def compile_locks(root: Path = ROOT, uv: str = "uv", pythons: tuple[str, ...] = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``check`` (every lock fresh, else one line per lock and exit 1), ``compile``,
+    """``check`` (every lock fresh, else one line naming the stale ones, exit 1), ``compile``,
     ``path [--online]`` (the lock of the running Python), ``verify PATH`` (installed equals)."""
     args = list(sys.argv[1:] if argv is None else argv)
     cmd = args[0] if args else "check"
     if cmd == "check":
         stale = stale_locks()
-        for line in stale:
-            print(f"lock: {line}: run `make lock`", file=sys.stderr)
+        if stale:
+            print(f"lock: {'; '.join(stale)}: run `make lock`", file=sys.stderr)
         return 1 if stale else 0
     if cmd == "compile":
         compile_locks(uv=os.environ.get("UV", "uv"))
