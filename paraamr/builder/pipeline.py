@@ -26,7 +26,7 @@ from paraamr.builder.postprocess import postprocess_indexed
 from paraamr.corpus.errors import check_on_error
 from paraamr.errors import ParaAMRError
 from paraamr.shards import ChunkOutput, Shard, merge_streams, run_shard
-from paraamr.signature import Signature, package_versions
+from paraamr.signature import Signature, package_versions, versions_field
 from paraamr.utils import limited
 
 STREAMS = ("records", "rejects")
@@ -109,6 +109,7 @@ class Builder:
             ("generator", sig(self.generator)),
             ("lm", sig(self.lm)),
             ("config", config),
+            ("versions", versions_field()),
         )
 
     def _reject(self, rejects: list, item: Item, stage: str, reason: str) -> None:

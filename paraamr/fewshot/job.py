@@ -93,7 +93,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
 
     from paraamr.fewshot.data import TASKS, load_fewshot, write_examples
     from paraamr.fewshot.module import accuracy_f1
-    from paraamr.signature import Signature
+    from paraamr.signature import Signature, versions_field
     from paraamr.training.fit import fit, restore_best, seed_run
 
     out = Path(cfg.out_dir)
@@ -151,6 +151,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         ("epochs", cfg.trainer.max_epochs),
         ("select", "best-epoch-dev-acc"),
         ("maxlen", cfg.data.max_seq_length),
+        ("versions", versions_field()),
     )
     result = {
         "setting": setting_name(cfg.task, cfg.k, name),

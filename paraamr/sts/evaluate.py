@@ -28,7 +28,7 @@ import numpy as np
 from scipy import stats
 
 from paraamr.markdown import markdown_grid
-from paraamr.signature import Signature, package_versions
+from paraamr.signature import Signature, package_versions, versions_field
 from paraamr.sts.readers import SICKR, STS_YEARS, StsSet
 
 __all__ = [
@@ -158,9 +158,7 @@ def sts_signature(model_name: str, suite: Mapping[str, StsSet]) -> Signature:
     ['model:minilm', 'data:senteval=STS12', 'metric:spearman-all-setting,cosine,x100']
     """
     v = package_versions()
-    versions = ",".join(
-        f"{k}-{v[k]}" for k in ("torch", "transformers", "sentence-transformers") if k in v
-    )
+    versions = versions_field(("torch", "transformers", "sentence-transformers"))
     return Signature.build(
         ("paraamr", v.get("paraamr", "none")),
         ("model", model_name),

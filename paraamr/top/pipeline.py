@@ -39,7 +39,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from paraamr.errors import ConfigError
 from paraamr.metrics.aggregate import mean_std
-from paraamr.signature import Signature
+from paraamr.signature import Signature, versions_field
 from paraamr.top.encoding import LabelVocab
 from paraamr.top.evaluate import exact_match_report, low_resource_subsamples
 from paraamr.top.pairs import collect_samples, generator_pairs, parser_pairs, sampling_plan
@@ -72,6 +72,7 @@ def signature(cfg: DictConfig, role: str) -> Signature:
         ("k", cfg.generation.samples_per_template),
         ("beams", cfg.parsing.num_beams),
         ("seed", cfg.seed),
+        ("versions", versions_field()),
     )
 
 

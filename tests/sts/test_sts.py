@@ -305,7 +305,7 @@ def test_hub_loader_without_datasets_says_what_to_do(monkeypatch):
     monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets -> ImportError
     with pytest.raises(MissingDependencyError, match=r"layout=hub .*install paraamr\[online\]"):
         load_hub("STS12")
-    with pytest.raises(ParaAMRError, match=r"data.source=hub .*make setup ONLINE=1"):
+    with pytest.raises(ParaAMRError, match=r"^source=hub .*make setup ONLINE=1"):
         read_hub("mrpc", "train")  # one line from every CLI and Hydra entry point
 
 
