@@ -28,6 +28,7 @@ __all__ = [
     "length_batches",
     "map_length_batches",
     "limited",
+    "whole_number",
     "write_json_atomic",
     "fsync_dir",
     "write_text_atomic",
@@ -128,6 +129,30 @@ def map_length_batches(
 def limited(items: Iterable[T], limit: int | None) -> Iterable[T]:
     """The first ``limit`` items (all of them when ``limit`` is ``None`` or 0)."""
     return items if not limit else itertools.islice(items, limit)
+
+
+def whole_number(least: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number ``>= least``; anything else is argparse's one-line
+    usage error (``--limit`` is ``whole_number(0)``, a count ``whole_number(1)``).
+
+    >>> whole_number(0)("0")
+    0
+    >>> whole_number(0)("-1")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be a whole number >= 0, got '-1'
+    """
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= {least}, got {text!r}")
+        return value
+
+    return parse
 
 
 def fsync_dir(path: str | os.PathLike) -> None:

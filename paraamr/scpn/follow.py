@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.errors import cli_errors
+from paraamr.utils import whole_number
 
 __all__ = ["follow_check", "main"]
 
@@ -80,12 +81,16 @@ def follow_check(
     return result
 
 
-@cli_errors("python -m paraamr.scpn.follow")
+PROG = "python -m paraamr.scpn.follow"
+
+
+@cli_errors(PROG)
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     ap.add_argument("--model", required=True, help="a trained SCPN dir (training's best_model)")
     ap.add_argument("--test-set", default="quora", help="quora, mrpc or pan")
-    ap.add_argument("--limit", type=int, default=100)
+    ap.add_argument("--limit", type=whole_number(0), default=100,
+                    help="the first N pairs of the test set (0: all)")  # fmt: skip
     ap.add_argument("--depth", type=int, default=3, help="template depth (the paper's: 3)")
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--data-dir", default=None)
@@ -95,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     from paraamr.scpn.evaluate import load_test_set
     from paraamr.scpn.paraphrase import Paraphraser
 
-    pairs = load_test_set(a.test_set, a.data_dir, a.limit)
+    pairs = load_test_set(a.test_set, a.data_dir, a.limit or None)  # 0: all, as --limit says
     parser = SpacyParser()
     p = Paraphraser.load(a.model, batch_size=a.batch_size, parser=parser)
     res = follow_check(p, pairs, parser, a.depth)
