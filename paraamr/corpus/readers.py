@@ -31,18 +31,23 @@ Examples:
 from __future__ import annotations
 
 import csv
+import errno
+import itertools
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.records import Paraphrase, SourceRecord
-from paraamr.errors import CorpusFormatError, DataNotFoundError
+from paraamr.errors import CorpusFormatError, DataNotFoundError, InputError
 
 __all__ = [
     "FORMATS",
+    "FOLDER_FORMATS",
     "read_corpus",
+    "check_corpus_path",
+    "require_records",
     "guess_format",
     "iter_lines",
     "read_quoted_tsv",
@@ -52,6 +57,28 @@ __all__ = [
 
 PARANMT_SYS_ID = "35"
 COPY_SYS_ID = "0"
+_NONE = object()
+
+
+def require_records(
+    items: Iterable, path: str | os.PathLike, what: str = "pairs", skips: SkipLog | None = None
+) -> Iterator:
+    """``items`` unchanged, the first one read now: none at all is an :class:`InputError`
+    ``<path>: no <what> (empty input)`` (or ``(N bad records skipped)``) before anything else
+    runs. The one check of every command that reads a corpus.
+
+    >>> list(require_records(iter([1, 2]), "x.tsv"))
+    [1, 2]
+    >>> require_records(iter([]), "empty.tsv")
+    Traceback (most recent call last):
+    paraamr.errors.InputError: empty.tsv: no pairs (empty input)
+    """
+    it = iter(items)
+    first = next(it, _NONE)
+    if first is _NONE:
+        why = f"{skips.total} bad records skipped" if skips is not None and skips.total else None
+        raise InputError(f"{path}: no {what} ({why or 'empty input'})")
+    return itertools.chain([first], it)
 
 
 def iter_lines(path: str | os.PathLike, skips: SkipLog) -> Iterator[tuple[int, str]]:
@@ -322,6 +349,9 @@ def _read_parabank_eval(path: str, skips: SkipLog, system: str) -> Iterator[Sour
         )
 
 
+#: the formats whose path is a folder (every other reads one file)
+FOLDER_FORMATS = ("parabank-eval-paranmt", "parabank-eval-parabank1", "pan-train", "pan-test")
+
 FORMATS = (
     "paraamr",
     "paranmt",
@@ -415,6 +445,23 @@ def guess_format(path: str | os.PathLike) -> str:
     raise CorpusFormatError(f"cannot guess the format of {path}; give one of {FORMATS}")
 
 
+def check_corpus_path(path: str | os.PathLike, fmt: str | None = None) -> None:
+    """Fail at once, naming the path, when a corpus cannot be opened: it does not exist, or it
+    is a folder where ``fmt`` reads a file (all formats but :data:`FOLDER_FORMATS`).
+
+    >>> import tempfile
+    >>> check_corpus_path(tempfile.mkdtemp(), "pan-test")
+    >>> check_corpus_path("/", "pairs")
+    Traceback (most recent call last):
+    IsADirectoryError: [Errno 21] Is a directory, not a file: '/'
+    """
+    path = str(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
+    if os.path.isdir(path) and fmt not in FOLDER_FORMATS:
+        raise IsADirectoryError(errno.EISDIR, "Is a directory, not a file", path)
+
+
 def read_corpus(
     path: str | os.PathLike,
     fmt: str | None = None,
@@ -429,11 +476,10 @@ def read_corpus(
     """
     skips = skips if skips is not None else SkipLog("raise")
     path = str(path)
-    fmt = fmt or guess_format(path)
-    if fmt not in FORMATS:
+    if fmt is not None and fmt not in FORMATS:
         raise CorpusFormatError(f"unknown corpus format {fmt!r}; known: {', '.join(FORMATS)}")
-    if not os.path.exists(path):
-        raise DataNotFoundError(f"corpus {path} does not exist")
+    check_corpus_path(path, fmt)
+    fmt = fmt or guess_format(path)
     if fmt == "paraamr":
         return _read_jsonl(path, skips)
     if fmt == "msrp":

@@ -12,7 +12,7 @@ from paraamr.corpus import (
     write_corpus,
 )
 from paraamr.corpus.subset import key_of
-from paraamr.errors import CorpusFormatError, DataNotFoundError
+from paraamr.errors import CorpusFormatError
 
 
 def write(tmp_path, name, content, mode="w"):
@@ -105,7 +105,7 @@ def test_bom_is_stripped(tmp_path):
 
 
 def test_missing_file_and_unknown_format(tmp_path):
-    with pytest.raises(DataNotFoundError):
+    with pytest.raises(FileNotFoundError, match="No such file"):
         list(read_corpus(tmp_path / "nope.jsonl"))
     with pytest.raises(CorpusFormatError, match="unknown corpus format"):
         read_corpus(write(tmp_path, "x.tsv", ""), "nonsense")
