@@ -34,6 +34,10 @@ def resolve_lm(name: str, resolve_files: bool = True) -> tuple[str, str]:
 
         path = str(smollm2.ensure_dequantized()) if resolve_files else str(smollm2.cache_dir())
         return path, smollm2.label()
+    if resolve_files:  # a local folder, or a hub name the hub (or its cache) can give
+        from paraamr.metrics.semantic import check_model_name
+
+        check_model_name(name, name, PRESETS)
     return name, name
 
 

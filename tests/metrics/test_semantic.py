@@ -1,5 +1,7 @@
 """Similarity with the real offline MiniLM model on real pairs, against a direct computation."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -35,9 +37,37 @@ def test_each_distinct_sentence_is_embedded_once():
     assert calls == [["a", "b"]]
 
 
-def test_paper_model_name_resolves_to_the_hub():
+def test_paper_model_name_resolves_to_the_hub(monkeypatch):
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):  # the tests run offline
+        monkeypatch.delenv(var, raising=False)
     assert resolve_model("simcse") == "princeton-nlp/sup-simcse-bert-base-uncased"
     assert resolve_model("some/other-model") == "some/other-model"
+
+
+@pytest.mark.parametrize("var", ["HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"])
+def test_offline_a_name_that_is_no_folder_or_cached_model_fails_at_once(monkeypatch, tmp_path, var):
+    """Every loader's name goes through resolve_model / resolve_lm: encoders, backbones, LMs."""
+    import paraamr.metrics.semantic as semantic
+    from paraamr.errors import DataNotFoundError
+    from paraamr.lms import resolve_lm
+    from paraamr.lms.loading import resolve_backbone
+
+    for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv(var, "1")
+    monkeypatch.setattr(semantic, "_hub_cached", lambda repo_id: False)
+    for resolve in (resolve_model, resolve_backbone, lambda n: resolve_lm(n)[0]):
+        with pytest.raises(DataNotFoundError, match=f"model nosuchmodel: not a known model name "
+                           f".*not a local folder.*the hub is offline \\({var}=1\\)"):  # fmt: skip
+            resolve("nosuchmodel")
+        assert resolve(str(tmp_path)) == str(tmp_path)  # a local folder loads offline
+    with pytest.raises(DataNotFoundError, match="model simcse is the hub's princeton-nlp/"):
+        resolve_model("simcse")
+    assert Path(resolve_model("minilm")).is_dir()  # the packaged model
+    monkeypatch.setattr(semantic, "_hub_cached", lambda repo_id: repo_id == "some/cached")
+    assert resolve_model("some/cached") == "some/cached"  # the hub's cache serves it offline
+    monkeypatch.setenv(var, "0")
+    assert resolve_model("nosuchmodel") == "nosuchmodel"  # online: the hub decides
 
 
 def test_pooler_output_encoder_on_a_local_bert(tmp_path):
