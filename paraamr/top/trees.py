@@ -60,6 +60,7 @@ __all__ = [
     "to_string",
     "terminals",
     "utterance",
+    "tokenize_utterance",
     "same_tree",
     "canonical",
     "labels",
@@ -79,6 +80,18 @@ TREE_ERROR_KINDS = (
 )
 _TOKEN = re.compile(r"\S+")
 _NAME = re.compile(r"[^\s\[\]]+")
+# the TOP trees' word tokens (tokenize_utterance): letters, digits and _ stay together, with a
+# '.' between letters (a.m), a '.', ',' or ';' between digits (4.00, 1,000) and an apostrophe
+# between letters but before "s" (don't); a number before am/pm is a token of its own; "'s"
+# after a letter is a token; every other character is a token of its own
+_WORD_TOKEN = re.compile(
+    r"""\d+(?=[ap]m\b)
+      | \w+(?:(?:(?<=[^\W\d_])\.(?=[^\W\d_]) | (?<=\d)[.,;](?=\d)
+               | (?<=[^\W\d_])['’](?!s\b)(?=[^\W\d_]))\w+)*
+      | (?:(?<=[^\W\d_])|(?<!\S))['’]s\b
+      | \S""",
+    re.X | re.I,
+)
 
 
 class TopTreeError(TreeError):
@@ -262,6 +275,21 @@ def utterance(node: Node) -> str:
     'how far is it'
     """
     return " ".join(terminals(node))
+
+
+def tokenize_utterance(text: str) -> list[str]:
+    """The words of a raw utterance as the TOP trees have them (TOPv2's ``utterance`` column ->
+    its tree's terminals): punctuation split off, ``'s`` and a number before ``am``/``pm`` split
+    off, ``don't``, ``a.m``, ``4.00`` and ``10th`` kept whole. On TOPv2 the tokens equal the
+    tree's terminals for 99.9% of the rows (all of weather's); TOP v1's tokenizer also keeps
+    ``5PM`` and ``WHAT'S`` whole. Tokenized text comes back unchanged.
+
+    >>> " ".join(tokenize_utterance("Is it 6:00 P.M. in hereford? What's Shannon's plan?"))
+    "Is it 6 : 00 P.M . in hereford ? What 's Shannon 's plan ?"
+    >>> tokenize_utterance("I don't need the 5pm alarm, 4.00am's fine")
+    ['I', "don't", 'need', 'the', '5', 'pm', 'alarm', ',', '4.00am', "'s", 'fine']
+    """
+    return _WORD_TOKEN.findall(text)
 
 
 def labels(node: Node) -> set[str]:
