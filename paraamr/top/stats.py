@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from paraamr.corpus.errors import SkipLog
-from paraamr.top.readers import read_trees
+from paraamr.corpus.readers import require_records
+from paraamr.top.readers import read_examples
 from paraamr.top.templates import (
     BUCKETS,
     bucket_counts,
@@ -41,17 +42,26 @@ def stats_report(
     *,
     fmt: str | None = None,
     on_error: str = "raise",
+    hint: str = SkipLog.hint,
     allow_empty: bool = False,
     top_k: int = 10,
 ) -> tuple[dict[str, object], dict[str, int]]:
     """Template statistics of ``train`` and the bucket shares of each file in ``tests``.
 
+    ``hint`` ends a bad-line error (:class:`~paraamr.corpus.errors.SkipLog`: the Hydra key by
+    default, ``CLI_HINT`` in the command); a file without trees is an error naming it.
+
     Returns:
         ``(report, train template counts)``; the report is JSON-ready and carries a
         ``signature`` naming the files (with digests) and the definitions used.
     """
-    skips = SkipLog(on_error)
-    train_trees = read_trees(train, fmt, skips=skips, allow_empty=allow_empty)
+
+    def trees(path: str | os.PathLike, skips: SkipLog) -> list:
+        examples = read_examples(path, fmt, skips=skips, allow_empty=allow_empty)
+        return [e.tree for e in require_records(examples, path, "trees", skips)]
+
+    skips = SkipLog(on_error, hint=hint)
+    train_trees = trees(train, skips)
     counts = template_counts(train_trees)
     st = template_stats(counts, top_k=top_k)
     report: dict[str, object] = {
@@ -59,10 +69,10 @@ def stats_report(
         "tests": [],
     }
     for t in tests:
-        test_skips = SkipLog(on_error)
-        trees = read_trees(t, fmt, skips=test_skips, allow_empty=allow_empty)
-        b = bucket_counts(trees, counts)
-        n = len(trees)
+        test_skips = SkipLog(on_error, hint=hint)
+        test_trees = trees(t, test_skips)
+        b = bucket_counts(test_trees, counts)
+        n = len(test_trees)
         report["tests"].append(
             {
                 "path": str(t),

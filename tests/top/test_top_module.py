@@ -191,3 +191,34 @@ def test_top_parse_command_one_line_per_input_invalid_counted(tiny_bert, tmp_pat
         with pytest.raises(SystemExit) as e:
             main(["top", "parse", *args])
         assert e.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_top_parse_reads_raw_utterances_as_the_trees_words(monkeypatch, tmp_path, capsys):
+    """A raw TOPv2 utterance reaches the parser tokenized as the trees are (``hereford ?``,
+    ``6 : 00 P.M .``); ``--pretokenized`` splits on spaces only."""
+    from paraamr.cli import main
+    from paraamr.top.__main__ import parse_lines
+
+    seen: list[str] = []
+
+    class Echo:  # a parser that tags the words it was given as one weather intent
+        settings = {"labels": ["IN:GET_WEATHER"]}
+        tokenizer = object()
+
+        def generate(self, batch, num_beams=1):
+            seen.extend(batch)
+            return [f"[IN:GET_WEATHER {u} ]" for u in batch]
+
+    monkeypatch.setattr(Seq2SeqModule, "from_saved", classmethod(lambda cls, path: Echo()))
+    raw = ["is it cold in hereford?", "Wake me at 6:00 P.M.?"]
+    out = parse_lines(raw, "any", encoded=False)
+    words = ["is it cold in hereford ?", "Wake me at 6 : 00 P.M . ?"]
+    assert sorted(seen) == sorted(words)  # (batched longest first)
+    assert out == [f"[IN:GET_WEATHER {u} ]" for u in words]
+    seen.clear()
+    inp = tmp_path / "utts.txt"
+    inp.write_text("\n".join(raw) + "\n", encoding="utf-8")
+    main(["top", "parse", "--model", "any", "--input", str(inp), "--plain-targets",
+          "--pretokenized"])  # fmt: skip
+    assert sorted(seen) == sorted(raw)
+    assert capsys.readouterr().out.split("\n")[0] == f"[IN:GET_WEATHER {raw[0]} ]"
