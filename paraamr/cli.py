@@ -20,16 +20,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from paraamr.corpus.readers import FORMATS
+from paraamr.corpus.readers import FORMATS, check_corpus_path
 from paraamr.errors import cli_errors
+from paraamr.utils import whole_number
 
 METRIC_NAMES = ("similarity", "bleu", "iou", "ted3", "tedf")
+_positive = whole_number(1)
 
 
 def _existing_file(path: str | None) -> None:
-    """Fail before any model loads when an input file is missing (``-``: stdin)."""
-    if path and path != "-" and not Path(path).is_file():
-        raise FileNotFoundError(2, "No such file or directory", path)
+    """Fail before any model loads when an input file is missing or a folder (``-``: stdin)."""
+    if path and path != "-":
+        check_corpus_path(path)
 
 
 def _ted_variants() -> list[str]:
@@ -64,10 +66,12 @@ def _cmd_ted(a) -> None:
 
 def _cmd_metric(a) -> None:
     from paraamr.corpus.errors import CLI_HINT, SkipLog
+    from paraamr.corpus.readers import require_records
 
     _existing_file(a.file)
     skips = SkipLog(a.on_error, hint=CLI_HINT)
-    pairs = list(_pairs(a.file, skips))
+    where = a.file if a.file and a.file != "-" else "<stdin>"
+    pairs = list(require_records(_pairs(a.file, skips), where, skips=skips))
 
     from paraamr.metrics.pairwise import Bleu, Similarity, TokenIoU
     from paraamr.metrics.ted import tree_edit_distance
@@ -104,9 +108,8 @@ def _cmd_metric(a) -> None:
 
 
 def _cmd_score(a) -> None:
-    _existing_file(a.file)  # before spaCy loads
     from paraamr.corpus.errors import CLI_HINT, SkipLog
-    from paraamr.corpus.readers import read_corpus
+    from paraamr.corpus.readers import read_corpus, require_records
     from paraamr.metrics.semantic import load_encoder
     from paraamr.metrics.signature import metric_signature
     from paraamr.parsers.base import make_parser
@@ -114,6 +117,9 @@ def _cmd_score(a) -> None:
     from paraamr.tables.table2_scoring import MetricConfig, score_records
     from paraamr.utils import limited
 
+    skips = SkipLog(a.on_error, hint=CLI_HINT)
+    # the first record is read before spaCy loads: a missing, folder or empty input fails at once
+    records = require_records(read_corpus(a.file, a.format, skips), a.file, skips=skips)
     cfg = MetricConfig(
         bleu=a.bleu, ted_variant=a.ted_variant, on_error=a.on_error, lowercase=a.lowercase
     )
@@ -129,10 +135,9 @@ def _cmd_score(a) -> None:
         lowercase=a.lowercase,
     )
     out = a.out or tempfile.mkdtemp(prefix="paraamr-score-")
-    skips = SkipLog(a.on_error, hint=CLI_HINT)
     try:
         score_records(
-            limited(read_corpus(a.file, a.format, skips), a.limit),
+            limited(records, a.limit),
             parser=parser,
             encoder=load_encoder(a.similarity),
             cfg=cfg,
@@ -157,10 +162,13 @@ def _cmd_build_merge(a) -> None:
 
 def _cmd_table1(a) -> None:
     from paraamr.builder.stats import table1_stats
+    from paraamr.corpus.errors import CLI_HINT, SkipLog
+    from paraamr.corpus.readers import read_corpus, require_records
     from paraamr.tables.table1 import render_table1
 
-    with open(a.corpus, encoding="utf-8") as fh:
-        stats = table1_stats(json.loads(line) for line in fh)
+    skips = SkipLog(a.on_error, hint=CLI_HINT)
+    records = require_records(read_corpus(a.corpus, a.format, skips), a.corpus, skips=skips)
+    stats = table1_stats(r.to_json() for r in records)
     print(render_table1(Path(a.corpus).name, stats, a.corpus))
     json.dump(stats, sys.stdout, indent=2)
 
@@ -169,10 +177,13 @@ def _cmd_humaneval(a) -> None:
     from paraamr.corpus.specs import parse_corpus_specs
 
     if a.hcmd in ("sample", "examples"):
+        from paraamr.corpus.errors import CLI_HINT, SkipLog
+        from paraamr.corpus.readers import read_corpus, require_records
+
         specs = parse_corpus_specs(a.corpora)
-        for spec in specs:
-            if not Path(spec.path).exists():
-                raise FileNotFoundError(2, "No such file or directory", spec.path)
+        for spec in specs:  # each corpus opens and has a record, before any model loads
+            probe = SkipLog(a.on_error, hint=CLI_HINT, max_warnings=0)
+            require_records(read_corpus(spec.path, spec.fmt, probe), spec.path, skips=probe)
     if a.hcmd == "sample":
         from paraamr.tables.table4 import sample_kit
 
@@ -203,17 +214,6 @@ def _cmd_humaneval(a) -> None:
                                parser=parser, encoder=encoder, encoder_name=a.similarity,
                                on_error=a.on_error)  # fmt: skip
         print(paths["md"].read_text(encoding="utf-8"))
-
-
-def _positive(text: str) -> int:
-    """argparse type: a whole number >= 1."""
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return v
 
 
 def _add_humaneval(sub) -> None:
@@ -293,7 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--similarity", default="minilm")
     s.add_argument("--bleu", default="nltk-sentence")
     s.add_argument("--ted-variant", default="paraamr", choices=_ted_variants())
-    s.add_argument("--limit", type=int, default=None)
+    s.add_argument("--limit", type=whole_number(0), default=None,
+                   help="score the first N records (0: all)")  # fmt: skip
     s.add_argument("--lowercase", action="store_true", help="lowercase tokens for BLEU and IoU")
     s.add_argument("--out", default=None)
     s.add_argument("--on-error", default="raise", choices=("raise", "skip"))
@@ -304,6 +305,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=_cmd_build_merge)
     t1 = sub.add_parser("table1", help="Table 1 statistics of a built corpus (JSON lines)")
     t1.add_argument("corpus")
+    t1.add_argument("--format", default=None, choices=FORMATS,
+                    help="default: from the extension (.jsonl: the built corpus's)")  # fmt: skip
+    t1.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     t1.set_defaults(func=_cmd_table1)
     from paraamr.scpn.cli import add_paraphrase_parser
 
@@ -319,9 +323,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["top"]:  # the TOP commands keep their own parser (python -m paraamr.top)
-        from paraamr.top.__main__ import main as top_main
+        from paraamr.top.__main__ import run as top_run
 
-        top_main(argv[1:])
+        top_run(argv[1:], prog="paraamr top")
         return
     args = ap.parse_args(argv)
     args.func(args)

@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 
@@ -87,7 +88,7 @@ def test_score_failure_leaves_no_temp_folder(tmp_path, capsys, monkeypatch):
     from pathlib import Path
 
     bad = tmp_path / "bad.tsv"
-    bad.write_text("a\tb\tc\td\n")  # not a corpus format the reader accepts
+    bad.write_text("a\tb\nc\td\ne\tf\tg\th\n")  # line 3: a line the pairs reader refuses
     made = []
     real = tempfile.mkdtemp
     monkeypatch.setattr(tempfile, "mkdtemp", lambda **k: made.append(real(**k)) or made[-1])
@@ -154,3 +155,119 @@ def test_console_script_is_installed():
         run("ted", tree_a, tree_b, "--depth", "3").stdout.strip() == "4"
     )  # the authors' TED-3 (issue 13)
     assert run("ted", tree_a, tree_b).stdout.strip() == "4"
+
+
+def test_table1_bad_bytes_or_json_is_one_line_with_file_and_line(tmp_path, capsys):
+    undecodable, bad_json = tmp_path / "bytes.jsonl", tmp_path / "json.jsonl"
+    good = json.dumps({"text": "a b", "paraphrases": [{"para_text": "b a"}]})
+    undecodable.write_bytes(good.encode() + b"\n\xff\xfe bad\n")
+    bad_json.write_text(good + "\n" + good + "\n" + '{"text": "a"\n')
+    err = _one_line_error(capsys, ["table1", str(undecodable)])
+    assert "bytes.jsonl:2: undecodable bytes" in err and "--on-error skip" in err
+    err = _one_line_error(capsys, ["table1", str(bad_json)])
+    assert "json.jsonl:3: malformed JSON" in err
+    main(["table1", str(bad_json), "--on-error", "skip"])  # the good records are counted
+    out = capsys.readouterr().out
+    assert json.loads(out[out.index("{\n") :])["instances"] == 2
+
+
+@pytest.mark.parametrize("value", ["-1", "x", "1.5"])
+def test_limit_is_a_whole_number_from_0_checked_by_argparse(tmp_path, capsys, value):
+    from paraamr.scpn import follow
+
+    f = tmp_path / "p.tsv"
+    f.write_text("a\tb\n")
+    err = _one_line_error(capsys, ["score", str(f), "--limit", value])
+    assert f"argument --limit: must be a whole number >= 0, got '{value}'" in err
+    with pytest.raises(SystemExit) as e:
+        follow.main(["--model", str(tmp_path), "--limit", value])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "argument --limit: must be a whole number >= 0" in err
+
+
+def test_unknown_model_offline_fails_at_once_in_one_line(tmp_path, capsys, monkeypatch):
+    import time
+
+    f = tmp_path / "p.tsv"
+    f.write_text("I know.\tYou know.\n")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    start = time.monotonic()
+    err = _one_line_error(capsys, ["metric", "similarity", str(f), "--model", "nosuchmodel"])
+    assert time.monotonic() - start < 10
+    assert "model nosuchmodel: not a known model name" in err and "not a local folder" in err
+    assert "the hub is offline (HF_HUB_OFFLINE=1)" in err
+
+
+def test_a_folder_is_said_to_be_a_folder(tmp_path, capsys):
+    for argv in (["score", f"{tmp_path}/"], ["metric", "bleu", str(tmp_path)],
+                 ["table1", str(tmp_path)]):  # fmt: skip
+        err = _one_line_error(capsys, argv)
+        assert f"{tmp_path}" in err and "is a directory" in err and "no such file" not in err
+
+
+def test_top_stats_bad_line_names_the_flag(tmp_path, capsys):
+    from paraamr.top.__main__ import main as top_main
+
+    f = tmp_path / "bad.seq"
+    f.write_text("[IN:A x ]\n[IN:A y\n")
+    err = _one_line_error(capsys, ["top", "stats", "--train", str(f), "--no-out"])
+    assert "bad.seq:2:" in err and "--on-error skip" in err and "on_error=" not in err
+    with pytest.raises(SystemExit):
+        top_main(["stats", "--train", str(f), "--no-out"])
+    err = capsys.readouterr().err
+    assert "--on-error skip" in err and "on_error=" not in err
+
+
+@pytest.mark.parametrize("argv", [["top"], ["top", "parse"], ["top", "stats"]])
+def test_top_help_names_its_program_and_is_plain_text(capsys, argv):
+    from paraamr.top.__main__ import main as top_main
+
+    with pytest.raises(SystemExit) as e:
+        main([*argv, "--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and out.startswith(f"usage: paraamr {' '.join(argv)} ")
+    assert "python -m" not in out and not re.search(r"``|:(func|meth|class|data):", out)
+    with pytest.raises(SystemExit):
+        top_main([*argv[1:], "--help"])
+    assert capsys.readouterr().out.startswith("usage: python -m paraamr.top")
+
+
+def test_top_parse_help_says_how_it_tokenizes(capsys):
+    with pytest.raises(SystemExit):
+        main(["top", "parse", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert '"hereford?" is "hereford ?"' in out and "--pretokenized" in out
+
+
+EMPTY_INPUT = [
+    (["metric", "bleu", "{f}"], "pairs"),
+    (["metric", "iou", "{f}"], "pairs"),
+    (["score", "{f}", "--parser", "gold"], "pairs"),
+    (["table1", "{f}"], "pairs"),
+    (["humaneval", "sample", "A={f}", "B={good}", "--out", "{d}/kit"], "pairs"),
+    (["humaneval", "examples", "A={good}", "B={f}", "--no-metrics", "--out", "{d}/x.md"], "pairs"),
+    (["top", "stats", "--train", "{f}", "--no-out"], "trees"),
+    (["top", "parse", "--model", "{d}", "--input", "{f}"], "utterances"),
+]
+
+
+@pytest.mark.parametrize("argv,what", EMPTY_INPUT, ids=[" ".join(a[:2]) for a, _ in EMPTY_INPUT])
+@pytest.mark.parametrize("content", ["", "\n  \n"], ids=["empty", "blank"])
+def test_empty_input_is_one_line_naming_the_file(tmp_path, capsys, argv, what, content):
+    f, good = tmp_path / "empty.tsv", tmp_path / "good.tsv"
+    f.write_text(content)
+    good.write_text("A cat.\tOne cat.\n")
+    argv = [a.format(f=f, good=good, d=tmp_path) for a in argv]
+    err = _one_line_error(capsys, argv)
+    assert err.endswith(f"error: {f}: no {what} (empty input)"), err
+
+
+def test_empty_stdin_and_all_skipped_are_no_pairs(tmp_path, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    assert "<stdin>: no pairs (empty input)" in _one_line_error(capsys, ["metric", "bleu"])
+    f = tmp_path / "bad.tsv"
+    f.write_text("one column\nstill one\n")
+    err = _one_line_error(capsys, ["score", str(f), "--on-error", "skip", "--parser", "gold"])
+    assert err.endswith(f"{f}: no pairs (2 bad records skipped)")
