@@ -16,7 +16,8 @@ from pathlib import Path
 
 from paraamr.utils import TORCH_DTYPES, map_length_batches, precision
 
-__all__ = ["AmrlibStog", "AmrlibGenerator", "HFGenerator"]
+__all__ = ["AmrlibStog", "AmrlibGenerator", "HFGenerator", "check_model_dir", "MODELS_REMEDY",
+           "TINY_REMEDY"]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +51,17 @@ def _load_hf(auto_cls, name: str, device: str, dtype: str | None):
     return tok, model.eval()
 
 
-def _check_model_dir(model_dir: str, what: str) -> None:
+MODELS_REMEDY = (
+    "download the amrlib models with `make models` (needs network), or point the config at a "
+    "local model dir"
+)
+TINY_REMEDY = "build the tiny test models with `make tiny-models` (or set tiny_dir= to them)"
+
+
+def check_model_dir(model_dir: str, what: str, remedy: str = MODELS_REMEDY) -> None:
+    """A one-line error naming the missing model dir and ``remedy`` (what makes it)."""
     if not Path(model_dir).is_dir():
-        raise FileNotFoundError(
-            f"{what} model dir {model_dir} not found. Download the amrlib models with "
-            "`make models` (needs network) or point the config at a local model dir."
-        )
+        raise FileNotFoundError(f"{what} model dir {model_dir} not found: {remedy}")
 
 
 class AmrlibStog:
@@ -76,7 +82,7 @@ class AmrlibStog:
     ):
         import amrlib
 
-        _check_model_dir(model_dir, "AMR parser")
+        check_model_dir(model_dir, "AMR parser")
         self.model_dir, self.device = model_dir, _device(device)
         kw = {"device": self.device, "batch_size": batch_size, "num_beams": num_beams}
         if tok_name_or_path:
@@ -110,7 +116,7 @@ class AmrlibGenerator:
     ):
         import amrlib
 
-        _check_model_dir(model_dir, "AMR generator")
+        check_model_dir(model_dir, "AMR generator")
         self.model_dir, self.use_tense, self.device = model_dir, use_tense, _device(device)
         self.inference = amrlib.load_gtos_model(
             model_dir=model_dir, device=self.device, batch_size=batch_size, num_beams=num_beams

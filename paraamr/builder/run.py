@@ -14,9 +14,53 @@ from paraamr.builder.pipeline import BuildConfig, Builder, build_shard, merge_bu
 from paraamr.shards import Shard
 from paraamr.signature import Signature
 
-__all__ = ["make_builder", "run_build", "finish_build"]
+__all__ = ["check_build", "make_builder", "run_build", "finish_build"]
 
 log = logging.getLogger(__name__)
+
+#: config group -> (the key naming its model folder, what the model is)
+_MODEL_DIRS = {
+    "stog": ("model_dir", "AMR parser"),
+    "generator": ("model_dir", "AMR generator"),
+    "lm": ("name", "perplexity LM"),
+}
+
+
+def _under(path: str, root: object) -> bool:
+    return root is not None and Path(path).resolve().is_relative_to(Path(str(root)).resolve())
+
+
+def check_build(cfg: DictConfig) -> None:
+    """What a build needs, checked before any model loads, each failure one line: the input
+    (given, a file, with a line that is not blank), then every configured model dir under
+    ``tiny_dir`` or ``models_dir``, the error naming what makes it (``make tiny-models``,
+    ``make models``). Hub names and other paths are left to the loaders."""
+    from omegaconf import OmegaConf
+
+    from paraamr.builder.inputs import guess_input_format, iter_all_lines
+    from paraamr.builder.models import MODELS_REMEDY, TINY_REMEDY, check_model_dir
+    from paraamr.corpus.readers import check_corpus_path, require_records
+    from paraamr.errors import ConfigError
+
+    if OmegaConf.is_missing(cfg, "input") or not str(cfg.input or "").strip():
+        raise ConfigError(
+            "input= is required: the sentences (or PENMAN graphs) to build from, e.g. "
+            "python experiments/build.py input=sentences.txt"
+        )
+    path = str(cfg.input)
+    check_corpus_path(path)
+    fmt = cfg.get("input_format") or guess_input_format(path)
+    lines = (n for n, text, bad in iter_all_lines(path) if bad or text.strip())
+    require_records(lines, path, "graphs" if fmt == "penman" else "sentences")
+    for group, (key, what) in _MODEL_DIRS.items():
+        node = cfg.get(group)
+        where = None if node is None or node.get("_target_") is None else node.get(key)
+        if where is None:
+            continue
+        if _under(str(where), cfg.get("tiny_dir")):
+            check_model_dir(str(where), what, TINY_REMEDY)
+        elif _under(str(where), cfg.get("models_dir")):
+            check_model_dir(str(where), what, MODELS_REMEDY)
 
 
 def _maybe(node):
@@ -59,6 +103,7 @@ def run_build(cfg: DictConfig) -> dict:
     """Build (one shard, or all) and, when merging, return :func:`finish_build`'s summary
     (else the shard's state)."""
     logging.getLogger("penman").setLevel(logging.WARNING)  # penman logs every graph at INFO
+    check_build(cfg)
     builder = make_builder(cfg)
     state = build_shard(
         builder,

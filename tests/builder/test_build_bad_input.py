@@ -138,3 +138,45 @@ def test_two_trees_in_one_penman_block_are_rejected_not_truncated(tmp_path):
     assert state["counts"]["records"] == 0 and state["counts"]["rejects"] == 1
     (rej,) = _rejects(tmp_path / "out")
     assert rej["stage"] == "input" and "unexpected text after the graph" in rej["reason"]
+
+
+def test_build_checks_input_then_models_in_one_line_each(tmp_path):
+    """``experiments/build.py``: the input is checked (given, a file, not empty) before any
+    model loads; a missing model dir is one line naming what makes it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    good, empty, blank = tmp_path / "s.txt", tmp_path / "empty.txt", tmp_path / "blank.txt"
+    good.write_text("The boy left.\n")
+    empty.write_text("")
+    blank.write_text("\n  \n")
+    nomodels = f"models_dir={tmp_path / 'models'}"
+    for args, says in (
+        (
+            [f"input={good}", nomodels],
+            f"{tmp_path}/models/model_parse_xfm_bart_large not found: "
+            "download the amrlib models with `make models`",
+        ),
+        (
+            [f"input={good}", "+experiment=build_tiny", f"tiny_dir={tmp_path / 'tiny'}"],
+            f"{tmp_path}/tiny/stog not found: build the tiny test models with `make tiny-models`",
+        ),
+        ([f"input={empty}", nomodels], f"{empty}: no sentences (empty input)"),
+        ([f"input={blank}", "+experiment=build_tiny"], f"{blank}: no sentences (empty input)"),
+        ([f"input={tmp_path / 'nosuch.txt'}", nomodels], "nosuch.txt: no such file"),
+        ([f"input={tmp_path}", nomodels], f"{tmp_path}: is a directory"),
+        (["input=", nomodels], "input= is required"),
+        ([nomodels], "input= is required"),
+    ):
+        r = subprocess.run(
+            [sys.executable, "experiments/build.py", *args, f"out_dir={tmp_path / 'out'}",
+             f"hydra.run.dir={tmp_path / 'hydra'}"],
+            cwd=root, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, (args, r.stderr)
+        assert lines[0].startswith("build.py: error: ") and says in lines[0], (args, lines[0])
+        if "make" not in says:  # the input fails before the models are looked at
+            assert "make" not in lines[0]
