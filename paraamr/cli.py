@@ -301,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_score)
     b = sub.add_parser("build-merge", help="merge a sharded build's shards + its Table 1")
     b.add_argument("--out", required=True, help="the build's out_dir")
-    b.add_argument("--num-shards", type=int, required=True)
+    b.add_argument("--num-shards", type=_positive, required=True)
     b.set_defaults(func=_cmd_build_merge)
     t1 = sub.add_parser("table1", help="Table 1 statistics of a built corpus (JSON lines)")
     t1.add_argument("corpus")

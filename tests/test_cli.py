@@ -271,3 +271,24 @@ def test_empty_stdin_and_all_skipped_are_no_pairs(tmp_path, capsys, monkeypatch)
     f.write_text("one column\nstill one\n")
     err = _one_line_error(capsys, ["score", str(f), "--on-error", "skip", "--parser", "gold"])
     assert err.endswith(f"{f}: no pairs (2 bad records skipped)")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["paraphrase", "--model", "m", "--beams", "0"],
+        ["paraphrase", "--model", "m", "--batch-size", "-2"],
+        ["paraphrase", "--model", "m", "--num-shards", "0"],
+        ["build-merge", "--out", "o", "--num-shards", "0"],
+        ["top", "parse", "--model", "m", "--beams", "0"],
+        ["top", "stats", "--train", "t", "--top-k", "0"],
+    ],
+    ids=" ".join,
+)
+def test_counts_are_whole_numbers_from_1_checked_by_argparse(capsys, argv):
+    from paraamr.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "must be a whole number >= 1" in err and "Traceback" not in err

@@ -21,6 +21,8 @@ import argparse
 import sys
 from typing import Any
 
+from paraamr.utils import whole_number
+
 __all__ = ["add_paraphrase_parser", "run_paraphrase"]
 
 
@@ -36,11 +38,13 @@ def add_paraphrase_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-fit", default="skip", choices=("skip", "nearest"),
                    help="a template no training parse fits: skip it (default) or use the parse "
                    "of the nearest template (counted)")  # fmt: skip
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--beams", type=int, default=None, help="beam size (default: the model's)")
+    p.add_argument("--batch-size", type=whole_number(1), default=16)
+    p.add_argument(
+        "--beams", type=whole_number(1), default=None, help="beam size (default: the model's)"
+    )
     p.add_argument(
         "--no-repeat-words",
-        type=int,
+        type=whole_number(1),
         default=None,
         metavar="N",
         help="no word N-gram twice in one answer (default: the model's setting)",
@@ -62,9 +66,9 @@ def add_paraphrase_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--on-error", default="skip", choices=("raise", "skip"))
     p.add_argument("--out", default=None, help="run through the shard runner into this dir")
-    p.add_argument("--shard", type=int, default=0)
-    p.add_argument("--num-shards", type=int, default=1)
-    p.add_argument("--chunk-size", type=int, default=64)
+    p.add_argument("--shard", type=whole_number(0), default=0)
+    p.add_argument("--num-shards", type=whole_number(1), default=1)
+    p.add_argument("--chunk-size", type=whole_number(1), default=64)
     p.add_argument("--device", default=None)
     return p
 

@@ -19,6 +19,7 @@ import argparse
 from paraamr.corpus.errors import CLI_HINT, ON_ERROR
 from paraamr.errors import cli_errors
 from paraamr.top.readers import FORMATS
+from paraamr.utils import whole_number
 
 PROG = "python -m paraamr.top"
 STATS_HELP = """\
@@ -64,15 +65,15 @@ def run(argv: list[str] | None, prog: str = PROG) -> None:
     st.add_argument("--format", choices=FORMATS, default=None, help="default: guessed per file")
     st.add_argument("--out", default="results/top", help="where the JSON and plot go")
     st.add_argument("--no-out", action="store_true", help="print only")
-    st.add_argument("--top-k", type=int, default=10)
+    st.add_argument("--top-k", type=whole_number(1), default=10)
     st.add_argument("--allow-empty", action="store_true", help="accept empty spans ([SL:X ])")
     st.add_argument("--on-error", choices=ON_ERROR, default="raise")
     pa = sub.add_parser("parse", help="parse utterances with a trained TOP parser",
                         description=PARSE_HELP, formatter_class=raw)  # fmt: skip
     pa.add_argument("--model", required=True, help="a saved parser dir (top_module.json)")
     pa.add_argument("--input", default="-", help="one utterance per line (default: stdin)")
-    pa.add_argument("--beams", type=int, default=1)
-    pa.add_argument("--batch-size", type=int, default=32)
+    pa.add_argument("--beams", type=whole_number(1), default=1)
+    pa.add_argument("--batch-size", type=whole_number(1), default=32)
     pa.add_argument("--plain-targets", action="store_true",
                     help="plain trees (parsing.encoded_targets=false)")  # fmt: skip
     pa.add_argument("--pretokenized", action="store_true",
