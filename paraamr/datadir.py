@@ -57,7 +57,8 @@ DATASETS = {
 
 DATA_HINT = (
     "Point data_dir= (or PARAAMR_DATA) at a folder holding paraphrase/parabank-eval/ "
-    "(ref.tsv, candidates.tsv), run `make data` to fetch the public evaluation sets, or score "
+    "(ref.tsv, candidates.tsv), run `make data` (or `python -m paraamr.datadir --out data`) "
+    "to fetch the public evaluation sets into data/, or score "
     'your own corpora with `make table2 CORPORA="name=FILE[:format] ..."`.'
 )
 
