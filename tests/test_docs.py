@@ -701,3 +701,44 @@ def test_python_examples_import_what_exists():
                         assert hasattr(mod, alias.name), f"{path.name}: {node.module}.{alias.name}"
                         seen += 1
     assert seen >= 5
+
+
+def test_measured_numbers_are_in_the_pages_they_cite():
+    """Every number of the README's *Measured here* table (scores, counts, times) is written in
+    the page its row links to, where the measurement is described: a summary cannot drift from
+    its source (``800 steps (57 min)`` where the page measured 29.5 + 28.5 min)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Measured here", 1)[1].split("\n## ", 1)[0]
+    bad, seen = [], 0
+    for row in section.splitlines():
+        links = re.findall(r"\]\((docs/[\w-]+\.md)\)", row)
+        if not row.startswith("| ") or not links:
+            continue
+        pages = " ".join((ROOT / link).read_text(encoding="utf-8") for link in links)
+        for n in re.findall(r"(?<![\w.])[−-]?\d+(?:[.,]\d+)*(?: ?(?:min|s)\b)?", row):
+            seen += 1
+            if n.lstrip("−-") not in pages:
+                bad.append(f"{links[0]}: {n}")
+    assert seen >= 50 and not bad, bad
+
+
+#: words about how the work was done rather than about the software
+PROCESS_WORDS = (
+    r"\bnewcomer",
+    r"\b\d+-minute (?:target|budget)\b",
+    r"\b(?:target|budget) here\b",
+    r"\b(?:agreement|cosine|quality|acceptance|accuracy|speed) bar\b",
+    r"\bby mistake\b",
+    r"\bsessions?\b",
+)
+
+
+def test_docs_describe_the_software_not_the_work():
+    bad = [
+        f"{doc.name}:{i}: {m.group(0)!r}"
+        for doc, text in _text()
+        for i, line in enumerate(text.splitlines(), 1)
+        for pattern in PROCESS_WORDS
+        for m in re.finditer(pattern, line, flags=re.I)
+    ]
+    assert not bad, bad
