@@ -11,7 +11,7 @@ from pathlib import Path
 from paraamr.errors import cli_errors
 from paraamr.tables.render import write_table
 from paraamr.tables.sweep import log_to_wandb, plot_grouped, sweep_arguments
-from paraamr.tables.table5 import gather_rows, table5_layout
+from paraamr.tables.table5 import gather_rows, measured, table5_layout
 
 
 @cli_errors("python analysis/make_table5.py")
@@ -20,10 +20,11 @@ def main(argv: list[str] | None = None) -> dict:
     a, results = sweep_arguments("table5", note, argv, __doc__.split("\n")[0])
     rows = gather_rows(results)
     years = list(rows[0]["per_year"])
-    layout = table5_layout(years, a.note)
+    stamps, when = measured(results)
+    layout = table5_layout(years, a.note, when)
     out = Path(a.out)
     kind = "offline analogue" if "offline" in a.note else "paper settings"
-    paths = write_table(layout, rows, out, {"run_kind": kind, "note": a.note})
+    paths = write_table(layout, rows, out, {"run_kind": kind, "note": a.note, "measured": stamps})
     plot = plot_grouped(
         rows,
         [f"{y}_spearman" for y in years],

@@ -151,16 +151,6 @@ def bench(
     return rows
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
-
-
 def bars(out: dict) -> dict[str, dict[str, float]]:
     """Seconds per training step of each recipe variant, per model (lower is faster)."""
     cases: dict[str, dict[str, float]] = {}
@@ -196,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=3, help="generation timings: median of N")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     a = ap.parse_args(argv)
-    from paraamr.utils import cpu_bf16_support
+    from paraamr.utils import cpu_bf16_support, cpu_model
 
     torch.set_num_threads(a.threads)
     pairs = _pairs(max(a.batch_size, a.sentences), a.data_dir)
@@ -226,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
             "torch": torch.__version__,
             "load_average_at_start": os.getloadavg(),
             "cpu_bf16": cpu_bf16_support(),
-            "cpu_model": _cpu_model(),
+            "cpu_model": cpu_model(),
         },
         "settings": vars(a),
         "results": results,

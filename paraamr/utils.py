@@ -24,6 +24,9 @@ __all__ = [
     "native_bf16",
     "available_cores",
     "cpu_bf16_support",
+    "cpu_model",
+    "measured_on",
+    "measured_text",
     "chunked",
     "length_batches",
     "map_length_batches",
@@ -206,6 +209,60 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - macOS, Windows
         return os.cpu_count() or 1
+
+
+def cpu_model() -> str:
+    """The CPU's model name as the OS reports it (``/proc/cpuinfo``, else ``platform``), or
+    ``"unknown"``.
+
+    >>> isinstance(cpu_model(), str) and cpu_model() != ""
+    True
+    """
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or "unknown"
+
+
+def measured_on() -> dict[str, Any]:
+    """When and on what a measurement ran, for a result file: ``{"date": "YYYY-MM-DD",
+    "cpu": cpu_model(), "cores": available_cores()}``.
+
+    >>> sorted(measured_on())
+    ['cores', 'cpu', 'date']
+    """
+    import datetime
+
+    return {
+        "date": datetime.date.today().isoformat(),
+        "cpu": cpu_model(),
+        "cores": available_cores(),
+    }
+
+
+def measured_text(stamps: Iterable[dict[str, Any] | None]) -> str:
+    """One sentence naming the dates and CPUs of the :func:`measured_on` stamps (``None``: a
+    result written before results were stamped).
+
+    >>> measured_text([{"date": "2026-12-04", "cpu": "AMD EPYC", "cores": 2}, None])
+    'Measured 2026-12-04 on AMD EPYC (2 cores); 1 result without a date or CPU.'
+    """
+    stamps = list(stamps)
+    seen = sorted({(s["date"], s["cpu"], s.get("cores")) for s in stamps if s})
+    missing = sum(1 for s in stamps if not s)
+    parts = []
+    if seen:
+        dates = sorted({d for d, _, _ in seen})
+        cpus = sorted({f"{c} ({n} cores)" if n else c for _, c, n in seen})
+        parts.append(f"Measured {', '.join(dates)} on {'; '.join(cpus)}")
+    if missing:
+        parts.append(f"{missing} result{'s' if missing > 1 else ''} without a date or CPU")
+    return "; ".join(parts) + "." if parts else ""
 
 
 def native_bf16(device: str) -> bool:

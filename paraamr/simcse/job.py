@@ -67,10 +67,12 @@ def _resolve_data_path(cfg) -> None:
 
 
 def run_job(cfg) -> dict:
-    """Train (unless the corpus is ``none``), evaluate on STS, write ``results.json``."""
+    """Train (unless the corpus is ``none``), evaluate on STS, write ``results.json`` (with the
+    date and the CPU it ran on, :func:`paraamr.utils.measured_on`)."""
     from paraamr.datadir import resolve_data_dir
     from paraamr.metrics.semantic import load_encoder
     from paraamr.sts import evaluate_sts, load_sts_suite, sts_signature
+    from paraamr.utils import measured_on
 
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -78,7 +80,7 @@ def run_job(cfg) -> dict:
         resolve_data_dir(cfg.get("data_dir")), layout=cfg.sts.layout, include=tuple(cfg.sts.include)
     )
     suite = subsample_suite(suite, cfg.sts.max_pairs_per_set, seed=0)
-    result: dict = {"corpus": cfg.corpus, "seed": int(cfg.seed)}
+    result: dict = {"corpus": cfg.corpus, "seed": int(cfg.seed), "measured": measured_on()}
     if cfg.corpus == "none":
         model_path = str(cfg.model.model_name_or_path)
     else:

@@ -14,16 +14,19 @@ collects a sweep's ``results.json`` into Table 5 rows (mean ± std over seeds).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable
 
 from paraamr.paper import PAPER_TABLE5
 from paraamr.tables.render import Column, Layout
 from paraamr.tables.sweep import gather_seeds, load_results
+from paraamr.utils import measured_text
 
 __all__ = [
     "gather_rows",
     "load_results",
+    "measured",
     "table5_layout",
 ]
 
@@ -54,8 +57,21 @@ def gather_rows(results: Iterable[dict]) -> list[dict]:
     return rows
 
 
-def table5_layout(years: list[str], note: str) -> Layout:
-    """Table 5: average STS12-16 Pearson / Spearman (mean ± std), each year's Spearman."""
+def measured(results: Iterable[dict]) -> tuple[list[dict], str]:
+    """The distinct date / CPU stamps of the runs (``measured`` of each ``results.json``) and
+    one sentence naming them (:func:`paraamr.utils.measured_text`).
+
+    >>> measured([{"measured": {"date": "2026-12-04", "cpu": "AMD EPYC", "cores": 2}}, {}])[1]
+    'Measured 2026-12-04 on AMD EPYC (2 cores); 1 result without a date or CPU.'
+    """
+    stamps = [r.get("measured") for r in results]
+    distinct = sorted({json.dumps(s, sort_keys=True) for s in stamps if s})
+    return [json.loads(s) for s in distinct], measured_text(stamps)
+
+
+def table5_layout(years: list[str], note: str, measured: str = "") -> Layout:
+    """Table 5: average STS12-16 Pearson / Spearman (mean ± std), each year's Spearman;
+    ``measured``: when and on what CPU the runs ran (:func:`measured`)."""
     return Layout(
         name="table5",
         title="Table 5",
@@ -69,6 +85,7 @@ def table5_layout(years: list[str], note: str) -> Layout:
         intro=(
             f"{note}. Average STS12-16 Pearson / Spearman ×100 of SimCSE trained on each corpus "
             "(mean ± std over seeds; SentEval 'all' setting, cosine).",
+            *((measured,) if measured else ()),
         ),
         paper=tuple(
             {"dataset": k, "n_seeds": 5, "pearson_mean": p, "spearman_mean": s}

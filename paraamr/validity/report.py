@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from paraamr.markdown import markdown_grid
+from paraamr.utils import measured_on, measured_text
 from paraamr.validity.judgements import Item
 from paraamr.validity.measures import DIRECTION, MEASURES, Measures
 
@@ -75,6 +76,7 @@ def render_markdown(result: dict) -> str:
         f"{d['skips']['total']} rows skipped. Mean human meaning score "
         f"{result['human_meaning']['mean']:.1f} (sd {result['human_meaning']['sd']:.1f}).",
         "",
+        *((measured_text([result["measured"]]), "") if result.get("measured") else ()),
         "Offline analogue: the measures use "
         f"similarity=`{cfg.get('similarity', {}).get('name', '?')}`, the "
         f"`{sig['ted3'].split('|parser:')[1].split('|')[0]}` parser and LM "
@@ -383,7 +385,10 @@ def write_report(
     out_dir: str | os.PathLike,
     plots: bool = True,
 ) -> dict[str, Path]:
-    """Write ``validity.json``, ``validity.md``, ``pairs.tsv`` and (``plots``) the PNGs."""
+    """Write ``validity.json``, ``validity.md``, ``pairs.tsv`` and (``plots``) the PNGs; the
+    result gets the date and the CPU of the run (``measured``, :func:`paraamr.utils.measured_on`)
+    unless it has them."""
+    result.setdefault("measured", measured_on())
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "validity.json", "md": out / "validity.md", "pairs": out / "pairs.tsv"}

@@ -1,5 +1,6 @@
 """Table 5: one real (tiny-budget) job per kind through Hydra's compose API, then the analysis."""
 
+import datetime
 import json
 import math
 from pathlib import Path
@@ -48,6 +49,12 @@ def test_jobs_write_results(runs):
     untrained = results[2]["sts"]["avg"]["spearman"]
     assert all(abs(r["sts"]["avg"]["spearman"] - untrained) < 0.5 for r in results[:2])
     assert len(list((root / "runs").rglob("results.json"))) == 3
+    # each run says when and on what CPU it ran
+    from paraamr.utils import cpu_model
+
+    for p in (root / "runs").rglob("results.json"):
+        stamp = json.loads(p.read_text())["measured"]
+        assert stamp["date"] == datetime.date.today().isoformat() and stamp["cpu"] == cpu_model()
 
 
 def test_gather_and_analysis_outputs(runs, tmp_path, monkeypatch):
@@ -83,6 +90,12 @@ def test_gather_and_analysis_outputs(runs, tmp_path, monkeypatch):
     } <= set(payload["rows"][0])
     assert (tmp_path / "table5_per_year.png").stat().st_size > 1000
     assert "77.70" in (tmp_path / "table5.md").read_text() and res["rows"]
+    # the table names the date and the CPU of its runs, in the markdown and the JSON
+    from paraamr.utils import cpu_model
+
+    stamp = results[0]["measured"]
+    assert f"Measured {stamp['date']} on {cpu_model()}" in (tmp_path / "table5.md").read_text()
+    assert payload["meta"]["measured"] == [stamp]
     tables = list((tmp_path / "wandb").glob("offline-run-*/files/media/table/*.table.json"))
     assert len(tables) == 1
 

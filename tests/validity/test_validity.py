@@ -5,6 +5,7 @@ computations), measure alignment and the report."""
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 import json
 import math
@@ -400,6 +401,12 @@ def test_report_from_the_real_file_without_models(pbe, tmp_path, spacy_parser):
     assert [t["threshold"] for t in j["fluency"]["paper_thresholds"]] == [120, 110, 85]
     md = paths["md"].read_text()
     assert "GPT-2 perplexities" in md and "human ceiling" in md
+    # the report says when and on what CPU it was measured
+    from paraamr.utils import cpu_model
+
+    assert j["measured"]["date"] == datetime.date.today().isoformat()
+    assert j["measured"]["cpu"] == cpu_model()
+    assert f"Measured {j['measured']['date']} on {cpu_model()}" in md
     for k in ("metric_vs_human", "correlations", "roc", "perplexity_hist"):
         assert paths[k].stat().st_size > 1000
     rows = paths["pairs"].read_text().splitlines()
