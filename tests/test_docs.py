@@ -742,3 +742,32 @@ def test_docs_describe_the_software_not_the_work():
         for m in re.finditer(pattern, line, flags=re.I)
     ]
     assert not bad, bad
+
+
+def test_licence_and_citation_agree():
+    """``LICENSE`` is the MIT licence the README and ``pyproject.toml`` name; ``CITATION.cff``
+    (CFF 1.2.0) cites the software (its version and licence) and, as references, the papers
+    whose BibTeX the handbook gives, under the same titles."""
+    import tomllib
+
+    import yaml
+
+    licence = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert licence.startswith("MIT License\n") and "Copyright (c) 2026 paraamr authors" in licence
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "MIT" and "MIT-licensed" in (ROOT / "README.md").read_text()
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software"
+    assert {"message", "title", "authors"} <= set(cff) and all(
+        "name" in a or "family-names" in a for a in cff["authors"]
+    )
+    assert (cff["version"], cff["license"]) == (project["version"], "MIT")
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    bib = "\n".join(re.findall(r"```bibtex\n(.*?)```", index, flags=re.S))
+    titles = {re.sub(r"[{}]", "", t) for t in re.findall(r'(?<!book)title = "(.+)",', bib)}
+    refs = cff["references"]
+    assert len(titles) == 2 and titles == {r["title"] for r in refs}
+    for r in refs:
+        assert r["type"] == "conference-paper" and r["year"] and r["authors"]
+        surname = r["authors"][0]["family-names"]
+        assert re.search(rf"author = \"{surname},", bib), (surname, bib)
