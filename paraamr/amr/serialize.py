@@ -1,0 +1,111 @@
+"""AMR graphs as variable-free token sequences and back, and Smatch between graphs.
+
+A sequence model writes a graph as amrlib's ``PenmanSerializer`` does: the PENMAN tree with
+each variable replaced by its concept (``(c / cry-01 :ARG0 (h / he))`` → ``( cry-01 :ARG0 ( he
+) )``; a concept used twice is told apart by a suffix, ``person_0`` / ``person_1``; a re-entrant
+node is its concept again, without brackets). :func:`deserialize` restores the variables with
+amrlib's error-tolerant ``PenmanDeSerializer`` and returns ``None`` for a sequence it cannot
+turn into a graph, so a caller counts the failure instead of losing it.
+
+:func:`smatch_counts` and :func:`smatch_score` score graphs with the ``smatch`` package (the
+field's scorer; amrlib's ``smatch_enhanced`` wraps the same code): corpus precision, recall and
+F1 are computed from the matched, test and gold triple counts summed over pairs, as ``smatch.py``
+does for a file of graphs. Smatch's hill climbing starts from random mappings: the module's
+random state is seeded per call, so a score is the same on every run.
+
+Examples:
+    >>> g = "(c / cry-01 :ARG0 (h / he) :polarity -)"
+    >>> serialize(g)
+    '( cry-01 :ARG0 ( he ) :polarity - )'
+    >>> import penman
+    >>> penman.encode(deserialize(serialize(g)), indent=None)
+    '(c / cry-01 :ARG0 (h / he) :polarity -)'
+    >>> smatch_score([g], [g])
+    {'precision': 1.0, 'recall': 1.0, 'f1': 1.0, 'pairs': 1}
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Iterable, Sequence
+
+import penman
+
+from paraamr.errors import AMRError
+
+__all__ = ["serialize", "deserialize", "plain_graph", "smatch_counts", "smatch_score"]
+
+
+def plain_graph(graph: str | penman.Graph) -> str:
+    """One-line PENMAN of ``graph`` without its metadata (what Smatch and the models read)."""
+    g = penman.decode(graph) if isinstance(graph, str) else graph
+    return penman.encode(penman.Graph(g.triples, top=g.top), indent=None)
+
+
+def serialize(graph: str | penman.Graph) -> str:
+    """The variable-free token sequence of ``graph`` (amrlib's ``PenmanSerializer``)."""
+    from amrlib.models.parse_xfm.penman_serializer import PenmanSerializer
+
+    return PenmanSerializer(plain_graph(graph)).get_graph_string()
+
+
+def deserialize(tokens: str) -> penman.Graph | None:
+    """The graph of a serialized sequence with its variables restored, or ``None`` when
+    amrlib's tolerant deserializer cannot build one (it logs why; silenced here)."""
+    from amrlib.models.parse_xfm.penman_serializer import PenmanDeSerializer
+
+    log = logging.getLogger("amrlib.models.parse_xfm.penman_serializer")
+    level, log.level = log.level, logging.CRITICAL
+    try:
+        graph = PenmanDeSerializer(tokens).get_pen_graph()
+    finally:
+        log.setLevel(level)
+    if graph is None or graph.top is None or not graph.triples:
+        return None
+    return graph
+
+
+def smatch_counts(test: str, gold: str, *, seed: int = 0) -> tuple[int, int, int]:
+    """``(matched, test, gold)`` triple counts of one pair of one-line graphs.
+
+    Raises:
+        AMRError: smatch cannot read one of the graphs.
+    """
+    import smatch
+
+    state = random.getstate()
+    random.seed(seed)
+    try:
+        best, n_test, n_gold = smatch.get_amr_match(test, gold)
+    except Exception as e:  # smatch's reader fails with AttributeError / IndexError on bad input
+        raise AMRError(f"smatch cannot read the pair: {type(e).__name__}: {e}") from None
+    finally:
+        smatch.match_triple_dict.clear()
+        random.setstate(state)
+    return int(best), int(n_test), int(n_gold)
+
+
+def smatch_score(
+    tests: Iterable[str | penman.Graph | None], golds: Sequence[str | penman.Graph]
+) -> dict[str, float | int]:
+    """Corpus Smatch of ``tests`` against ``golds`` (same order); a ``None`` test (a sequence
+    that did not deserialize) matches nothing and still counts its gold triples.
+
+    >>> smatch_score([None], ["(h / he)"])["recall"]
+    0.0
+    """
+    matched = n_test = n_gold = pairs = 0
+    for test, gold in zip(tests, golds, strict=True):
+        gold_line = plain_graph(gold)
+        pairs += 1
+        if test is None:
+            n_gold += smatch_counts(gold_line, gold_line)[2]
+            continue
+        m, t, g = smatch_counts(plain_graph(test), gold_line)
+        matched, n_test, n_gold = matched + m, n_test + t, n_gold + g
+    precision = matched / n_test if n_test else 0.0
+    recall = matched / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4),
+            "pairs": pairs}  # fmt: skip
