@@ -101,7 +101,7 @@ def test_offline_configs_instantiate(compose_config, data_dir, tmp_path):
         k: instantiate(v, **({"path": str(stsb)} if k == "sts_dev" else {}))
         for k, v in sim.callbacks.items()
     }
-    assert sorted(callbacks) == ["checkpoint", "finite_loss", "sts_dev"]
+    assert sorted(callbacks) == ["checkpoint", "finite_loss", "progress_bar", "sts_dev"]
     loggers = {k: instantiate(v) for k, v in sim.logger.items()}
     assert loggers["wandb"] is None and type(loggers["csv"]).__name__ == "CSVLogger"
     trainer = instantiate(sim.trainer, logger=False)
@@ -219,3 +219,24 @@ def test_hydra_entry_points_fail_with_one_line(tmp_path):
             f"table2.py: error: {r.stderr.strip().splitlines()[-1].split('error: ', 1)[1]}"
         )
         assert says in r.stderr
+
+
+@pytest.mark.parametrize("name", ["table5", "table6", "fewshot", "scpn"])
+def test_the_long_runs_show_a_progress_bar_with_an_eta(compose_config, name):
+    """Training jobs of minutes to hours show Lightning's TQDM bar (rate and ETA; a Rich bar
+    would show nothing in a job's log file) unless the trainer's bar is turned off; where a
+    step budget governs (``max_steps``), ``max_epochs: -1`` lets the bar count down to the
+    budget instead of to the end of an epoch the run never finishes."""
+    from pytorch_lightning.callbacks import TQDMProgressBar
+
+    extra = {"table5": ["data.path=x.jsonl"], "table6": ["data.path=x.jsonl"]}.get(name, [])
+    cfg = compose_config(name, *extra)
+    assert cfg.trainer.enable_progress_bar is True
+    if cfg.trainer.max_steps > 0:
+        assert cfg.trainer.max_epochs == -1
+    bar = instantiate(cfg.callbacks.progress_bar)
+    assert isinstance(bar, TQDMProgressBar)  # also in a job's log file
+    trainer = instantiate(cfg.trainer, logger=False, callbacks=[bar])
+    assert trainer.progress_bar_callback is bar
+    off = compose_config(name, *extra, "trainer.enable_progress_bar=false")
+    assert instantiate(off.callbacks.progress_bar) is None  # fit drops it: no bar, no conflict

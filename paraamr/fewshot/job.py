@@ -125,6 +125,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
     kw = {
         "max_seq_length": int(cfg.data.max_seq_length),
         "batch_size": int(cfg.data.eval_batch_size),
+        "progress": True,
     }
     test_pred = module.predict_labels(data.test, **kw)
     test = accuracy_f1(test_pred, [e.label for e in data.test], f1_label)

@@ -139,14 +139,22 @@ class FewShotClassifier(pl.LightningModule):
 
     @torch.no_grad()
     def predict_labels(
-        self, examples: Sequence[Example], batch_size: int = 64, max_seq_length: int = 128
+        self,
+        examples: Sequence[Example],
+        batch_size: int = 64,
+        max_seq_length: int = 128,
+        progress: bool = False,
     ) -> list[int]:
-        """Predicted label ids of ``examples`` (eval mode, in order)."""
+        """Predicted label ids of ``examples`` (eval mode, in order); ``progress``: a tqdm bar
+        over the batches (total and ETA: a hub dev set such as QQP's has 40k pairs)."""
+        from tqdm.auto import tqdm
+
         was = self.model.training
         self.model.eval()
         collate = Collate(self.tokenizer, max_seq_length)
         out: list[int] = []
-        for b in range(0, len(examples), batch_size):
+        starts = range(0, len(examples), batch_size)
+        for b in tqdm(starts, desc="predict", unit="batch", disable=not progress):
             batch = collate(list(examples[b : b + batch_size]))
             batch.pop("labels")
             batch = {k: v.to(self.device) for k, v in batch.items()}

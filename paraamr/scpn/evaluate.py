@@ -278,15 +278,25 @@ def evaluate_model(
     return metrics
 
 
-def model_generator(module: Any, batch_size: int = 16, num_beams: int | None = None) -> Callable:
-    """A ``generate`` for :func:`evaluate_model` from a trained module (length-sorted batches)."""
+def model_generator(
+    module: Any, batch_size: int = 16, num_beams: int | None = None, progress: bool = True
+) -> Callable:
+    """A ``generate`` for :func:`evaluate_model` from a trained module (length-sorted batches);
+    ``progress``: a tqdm bar over the sentences of each call (total, rate and ETA; a test set's
+    generation takes minutes on a CPU)."""
+    from tqdm.auto import tqdm
 
     def generate(sources, tparses, sparses):
         segs = [module.fmt.segments(s, sp, tp) for s, tp, sp in zip(sources, tparses, sparses,
                                                                    strict=True)]  # fmt: skip
         lengths = [len(module.encoder.input_ids(x)) for x in segs]
-        return map_length_batches(
-            segs, lambda b: module.generate_texts(b, num_beams), batch_size, lengths=lengths
-        )
+        with tqdm(total=len(segs), desc="generate", unit="sent", disable=not progress) as bar:
+
+            def run(batch):
+                out = module.generate_texts(batch, num_beams)
+                bar.update(len(batch))
+                return out
+
+            return map_length_batches(segs, run, batch_size, lengths=lengths)
 
     return generate

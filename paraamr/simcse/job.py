@@ -99,7 +99,7 @@ def run_job(cfg) -> dict:
         from sentence_transformers import SentenceTransformer
 
         encoder = SentenceTransformer(model_path, device=device)
-    sts = evaluate_sts(encoder, suite, batch_size=cfg.sts.batch_size)
+    sts = evaluate_sts(encoder, suite, batch_size=cfg.sts.batch_size, progress=True)
     sig = sts_signature(str(cfg.model.model_name_or_path), suite)
     if cfg.sts.max_pairs_per_set:
         sig = sig.with_fields(subsample=f"{cfg.sts.max_pairs_per_set}-pairs-per-set,seed0")

@@ -73,7 +73,9 @@ def _mean(entries: Sequence[Mapping[str, float]], tasks: Sequence[str]) -> dict:
     }
 
 
-def evaluate_sts(model, suite: Mapping[str, StsSet], batch_size: int = 128) -> dict:
+def evaluate_sts(
+    model, suite: Mapping[str, StsSet], batch_size: int = 128, progress: bool = False
+) -> dict:
     """Cosine-similarity STS evaluation of ``model`` on ``suite`` (SentEval "all" setting).
 
     Every distinct sentence of the whole suite is encoded once (one ``encode`` call).
@@ -83,6 +85,8 @@ def evaluate_sts(model, suite: Mapping[str, StsSet], batch_size: int = 128) -> d
             convert_to_numpy=True, normalize_embeddings=...)``.
         suite: set name -> :class:`StsSet`, e.g. from ``load_sts_suite``.
         batch_size: passed to ``encode``.
+        progress: the encoder's progress bar over the batches (sentence-transformers' tqdm:
+            total and ETA), for the full suite of a large model.
 
     Returns:
         ``{"years": {name: {"pearson", "spearman", "n"}}, "subsets": {name: {task: {...}}},
@@ -105,7 +109,7 @@ def evaluate_sts(model, suite: Mapping[str, StsSet], batch_size: int = 128) -> d
     sentences = (s for sset in suite.values() for s in sset.sentences())
     t0 = time.perf_counter()
     # float64 cosines: ties do not hinge on rounding
-    index, emb = embed_unique(list(sentences), model, batch_size, dtype=np.float64)
+    index, emb = embed_unique(list(sentences), model, batch_size, progress, dtype=np.float64)
     log.info("encoded %d distinct sentences in %.1fs", len(index), time.perf_counter() - t0)
 
     years: dict[str, dict] = {}
@@ -226,7 +230,7 @@ def run_sts(
     suite = load_sts_suite(data, layout, tuple(include or DEFAULT_INCLUDE))
     t0 = time.perf_counter()
     encoder = load_encoder(model, device)
-    res = evaluate_sts(encoder, suite, batch_size)
+    res = evaluate_sts(encoder, suite, batch_size, progress=True)
     wall = time.perf_counter() - t0
     out = {
         "model": model,

@@ -1,5 +1,6 @@
-"""Callbacks every trainer shares: evaluation every N steps feeding checkpoint selection, and a
-guard that stops on a non-finite loss before anything of that step is saved."""
+"""Callbacks every trainer shares: evaluation every N steps feeding checkpoint selection, a
+guard that stops on a non-finite loss before anything of that step is saved, and the progress
+bar of the long runs."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import torch
 
 from paraamr.errors import ConfigError, TrainingError
 
-__all__ = ["PeriodicEval", "FiniteLossGuard"]
+__all__ = ["PeriodicEval", "FiniteLossGuard", "progress_bar"]
 
 
 log = logging.getLogger(__name__)
@@ -108,3 +109,18 @@ class PeriodicEval(pl.Callback):
     def on_train_epoch_end(self, trainer, pl_module) -> None:
         if self.every_n_steps is None:
             self._run(trainer, pl_module)
+
+
+def progress_bar(enabled: bool = True, refresh_rate: int = 1) -> pl.Callback | None:
+    """Lightning's TQDM progress bar (batches, rate and ETA, also in a job's log file, where a
+    Rich bar, Lightning's choice when ``rich`` is installed, shows nothing until it ends), or
+    ``None`` when the trainer shows none (``trainer.enable_progress_bar=false``).
+
+    >>> type(progress_bar()).__name__, progress_bar(enabled=False)
+    ('TQDMProgressBar', None)
+    """
+    if not enabled:
+        return None
+    from pytorch_lightning.callbacks import TQDMProgressBar
+
+    return TQDMProgressBar(refresh_rate=refresh_rate)

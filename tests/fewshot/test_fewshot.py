@@ -380,3 +380,16 @@ def test_table7_rows_sum_the_near_copies_and_omit_them_for_older_runs():
     row = {r["setting"]: r for r in gather_rows(runs)}["MRPC k=15 scpn-x"]
     assert row["augment_near_copies"] == 4
     assert any("at most 20% of the input" in n for n in table7_layout("n").row_notes(row))
+
+
+def test_predictions_show_a_progress_bar_with_a_total(tiny_bert, capsys):
+    """Scoring a test split (a hub dev set has up to 40k pairs) shows a tqdm bar over the
+    batches: total, rate and ETA."""
+    from paraamr.fewshot.module import FewShotClassifier
+
+    module = FewShotClassifier(str(tiny_bert), num_labels=2, f1_label=1)
+    examples = [Example(f"{w} good", None, i % 2, f"x#{i}") for i, w in enumerate(TOY_WORDS[:10])]
+    preds = module.predict_labels(examples, batch_size=4, progress=True)
+    assert len(preds) == 10 and set(preds) <= {0, 1}
+    err = capsys.readouterr().err
+    assert "predict" in err and "3/3" in err

@@ -340,3 +340,20 @@ def test_hydra_entry_writes_sts_json(tmp_path, data_dir, suite, minilm):
     ea, eb = (minilm.encode(x, batch_size=64, normalize_embeddings=True) for x in (a, b))
     expect = stats.spearmanr((ea * eb).sum(1), gold)[0] * 100  # SentEval "all": pooled pairs
     assert out["years"]["STS13"]["spearman"] == pytest.approx(expect, abs=0.05)
+
+
+def test_evaluation_asks_the_encoder_for_its_progress_bar():
+    """The STS suite of a large model takes minutes to encode: ``progress=True`` turns on the
+    encoder's progress bar (sentence-transformers' tqdm over the batches, with total and ETA),
+    and the default leaves it off (the STS-B dev score during training)."""
+
+    class Recording(HashEncoder):
+        def encode(self, sentences, batch_size=32, show_progress_bar=False, **kw):
+            self.bars = [*getattr(self, "bars", []), show_progress_bar]
+            return super().encode(sentences, batch_size)
+
+    s = StsSet("STS12", {"t": (["a b", "c"], ["a", "c d"], np.array([4.0, 1.0]))}, "")
+    enc = Recording()
+    evaluate_sts(enc, {"STS12": s}, progress=True)
+    evaluate_sts(enc, {"STS12": s})
+    assert enc.bars == [True, False]
