@@ -240,3 +240,33 @@ def test_the_long_runs_show_a_progress_bar_with_an_eta(compose_config, name):
     assert trainer.progress_bar_callback is bar
     off = compose_config(name, *extra, "trainer.enable_progress_bar=false")
     assert instantiate(off.callbacks.progress_bar) is None  # fit drops it: no bar, no conflict
+
+
+@pytest.mark.parametrize(
+    "launcher", sorted(p.stem for p in (CONF / "hydra" / "launcher").glob("slurm*.yaml"))
+)
+def test_slurm_launchers_name_partition_and_account(launcher):
+    """Each SLURM launcher says where its jobs go: ``partition`` and ``account`` are in the file
+    (null: the cluster's default) with the override that sets them in its comment, and every
+    key of the file is a setting of the submitit SLURM launcher."""
+    import dataclasses
+
+    import yaml
+    from hydra import compose, initialize_config_dir
+    from hydra_plugins.hydra_submitit_launcher.config import SlurmQueueConf
+
+    path = CONF / "hydra" / "launcher" / f"{launcher}.yaml"
+    text = path.read_text(encoding="utf-8")
+    keys = yaml.safe_load(text)
+    assert keys["partition"] is None and keys["account"] is None
+    assert "hydra.launcher.partition=" in text and "hydra.launcher.account=" in text
+    fields = {f.name for f in dataclasses.fields(SlurmQueueConf)}
+    assert set(keys) - {"defaults"} <= fields, set(keys) - {"defaults"} - fields
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(
+            "table2",
+            overrides=[f"hydra/launcher={launcher}", "hydra.launcher.partition=gpu",
+                       "hydra.launcher.account=proj"],
+            return_hydra_config=True,
+        )  # fmt: skip
+    assert (cfg.hydra.launcher.partition, cfg.hydra.launcher.account) == ("gpu", "proj")
