@@ -256,6 +256,12 @@ def _add_humaneval(sub) -> None:
     h.set_defaults(func=_cmd_humaneval)
 
 
+def _cmd_amr(a) -> None:
+    from paraamr.amrlm.cli import run_amr
+
+    run_amr(a)
+
+
 def _cmd_paraphrase(a) -> None:
     from paraamr.scpn.cli import run_paraphrase
 
@@ -309,7 +315,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="default: from the extension (.jsonl: the built corpus's)")  # fmt: skip
     t1.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     t1.set_defaults(func=_cmd_table1)
+    from paraamr.amrlm.cli import add_amr_parser
     from paraamr.scpn.cli import add_paraphrase_parser
+
+    add_amr_parser(sub).set_defaults(func=_cmd_amr)
 
     add_paraphrase_parser(sub).set_defaults(func=_cmd_paraphrase)
     _add_humaneval(sub)

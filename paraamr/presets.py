@@ -29,6 +29,7 @@ __all__ = ["ENTRY_SCRIPTS", "check_preset", "hydra_entry"]
 
 #: config name -> the entry point that composes it
 ENTRY_SCRIPTS = {
+    "amr": "experiments/train_amr.py",
     "build": "experiments/build.py",
     "fewshot": "experiments/table7.py",
     "scpn": "experiments/train_scpn.py",

@@ -26,6 +26,7 @@ ENTRY_POINTS = {
     "sts": ((), ()),
     "validity": (("similarity", "parser", "ted"), ()),
     "top": (("trainer", "model", "data", "callbacks", "logger"), ()),
+    "amr": (("trainer", "callbacks", "logger"), ()),
     "scpn": (("trainer", "model", "data", "parser", "callbacks", "logger"), ()),
     "table6": (("train_corpus",), ("data.path=x.jsonl",)),
     "fewshot": (("model", "augment"), ()),

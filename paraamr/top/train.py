@@ -71,14 +71,15 @@ def train_seq2seq(
     ``max_depth`` (the deepest training tree) becomes the model's ``max_depth`` where the
     model config says ``max_depth: auto``; an explicit number there wins.
     """
-    from hydra.utils import instantiate
+    from hydra.utils import get_class, instantiate
 
     from paraamr.training.fit import fit, restore_best, seed_run
 
     work = Path(work)
     model_dir = work / "model"
     done = work / TRAIN_FILE
-    if done.exists() and (model_dir / MODULE_FILE).exists():
+    sidecar = getattr(get_class(cfg.model._target_), "sidecar", MODULE_FILE)
+    if done.exists() and (model_dir / sidecar).exists():
         log.info("%s: reusing %s", role, model_dir)
         return json.loads(done.read_text(encoding="utf-8"))
     sub = _fit_config(cfg, role, work, name or f"{role}-{work.name}")

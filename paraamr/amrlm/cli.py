@@ -1,0 +1,166 @@
+"""``paraamr amr parse`` and ``paraamr amr generate``: the trained AMR models on your text.
+
+- ``parse --model DIR``: one sentence a line in (``--input`` or stdin); out, in the same
+  order, one PENMAN graph per input line as blank-line-separated blocks with ``# ::snt``. A
+  line that yields no graph (empty, or an answer that does not deserialize) gets the one-node
+  placeholder ``(e / amr-empty)`` and is counted on stderr, so the output stays aligned.
+- ``generate --model DIR``: PENMAN blocks in, one sentence a line out. A block that does not
+  decode is an empty line and a count on stderr (``--on-error raise``: a one-line error
+  naming the file and line).
+
+``DIR`` is a run's folder (``experiments/train_amr.py out_dir=DIR``: the model is found under
+``DIR/parser/model`` or ``DIR/generator/model``) or a model folder itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from paraamr.errors import InputError
+from paraamr.utils import whole_number
+
+__all__ = ["add_amr_parser", "run_amr", "parse_lines", "read_graph_blocks", "generate_blocks",
+           "PLACEHOLDER", "model_dir"]  # fmt: skip
+
+PLACEHOLDER = "(e / amr-empty)"
+_ROLE = {"parse": "parser", "generate": "generator"}
+
+
+def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add ``amr parse`` / ``amr generate`` to the ``paraamr`` subcommands."""
+    p = sub.add_parser("amr", help="AMR models trained here: parse sentences, generate from graphs",
+                       description=__doc__.split("\n\n")[0])  # fmt: skip
+    cmds = p.add_subparsers(dest="amr_cmd", required=True)
+    for name, what in (("parse", "one sentence a line"), ("generate", "PENMAN blocks")):
+        c = cmds.add_parser(name, help=f"{what} in (--input or stdin)")
+        c.add_argument("--model", required=True, help="a train_amr.py run dir or a model dir")
+        c.add_argument("--input", default="-", help=f"{what} (default: stdin)")
+        c.add_argument("--batch-size", type=whole_number(1), default=16)
+        c.add_argument(
+            "--on-error",
+            default="skip",
+            choices=("raise", "skip"),
+            help="no graph for a line: a counted placeholder (skip) or an error",
+        )
+    return p
+
+
+def model_dir(path: str | Path, direction: str) -> Path:
+    """The model folder of ``direction`` under a run dir, or ``path`` itself."""
+    from paraamr.amrlm.module import AMR_MODULE_FILE
+
+    p = Path(path)
+    for cand in (p, p / _ROLE[direction] / "model", p / "model"):
+        if (cand / AMR_MODULE_FILE).is_file():
+            return cand
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such model dir")
+    raise InputError(f"{p}: no trained AMR {_ROLE[direction]} here (no {AMR_MODULE_FILE} in "
+                     f"{p}, {p / _ROLE[direction] / 'model'})")  # fmt: skip
+
+
+def _read_text(path: str) -> tuple[str, str]:
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(f"{p}: is a directory, not a file")
+    try:
+        return p.read_text(encoding="utf-8"), str(p)
+    except UnicodeDecodeError as e:
+        line = p.read_bytes()[: e.start].count(b"\n") + 1
+        raise InputError(f"{p}:{line}: not UTF-8") from None
+
+
+def run_amr(a: argparse.Namespace) -> None:
+    """Run ``paraamr amr parse|generate`` (see the module docstring)."""
+    text, name = _read_text(a.input)
+    if not text.strip():
+        raise InputError(f"{name}: no input (empty)")
+    direction = a.amr_cmd
+    where = model_dir(a.model, direction)  # input and model dir checked before the model loads
+    if direction == "parse":
+        lines = text.splitlines()
+        print("\n\n".join(parse_lines(_load(where), lines, a.batch_size, a.on_error, name)))
+    else:
+        blocks = read_graph_blocks(text, a.on_error, name)
+        for sentence in generate_blocks(_load(where), blocks, a.batch_size, name):
+            print(sentence)
+
+
+def _load(where: Path) -> Any:
+    from transformers.utils import logging as hf_logging
+
+    from paraamr.amrlm.module import AMRModule
+
+    hf_logging.disable_progress_bar()  # stderr keeps the counts and errors only
+    return AMRModule.from_saved(where)
+
+
+def parse_lines(module: Any, lines: list[str], batch_size: int = 16, on_error: str = "skip",
+                name: str = "<input>") -> list[str]:  # fmt: skip
+    """One PENMAN block (``# ::snt`` + graph) per line, placeholders counted on stderr."""
+    import penman
+
+    from paraamr.amr.serialize import deserialize
+    from paraamr.amrlm.evaluate import answers
+
+    todo = [i for i, s in enumerate(lines) if s.strip()]
+    outs = answers(module, [lines[i].strip() for i in todo], batch_size, progress=False)
+    graphs: dict[int, Any] = {i: deserialize(o) for i, o in zip(todo, outs, strict=True)}
+    blocks, empty, failed = [], 0, 0
+    for i, sentence in enumerate(lines):
+        g = graphs.get(i)
+        if g is None:
+            if on_error == "raise":
+                why = "empty line" if not sentence.strip() else "the answer is no AMR graph"
+                raise InputError(f"{name}:{i + 1}: {why}")
+            empty += not sentence.strip()
+            failed += bool(sentence.strip())
+        body = PLACEHOLDER if g is None else penman.encode(penman.Graph(g.triples, top=g.top))
+        blocks.append(f"# ::snt {sentence.strip()}".rstrip() + f"\n{body}")
+    if empty or failed:
+        print(f"amr parse: {empty + failed} of {len(lines)} lines got the placeholder graph "
+              f"({empty} empty, {failed} answers not a graph)", file=sys.stderr)  # fmt: skip
+    return blocks
+
+
+def read_graph_blocks(text: str, on_error: str = "skip", name: str = "<input>") -> list[Any]:
+    """The PENMAN blocks of ``text`` (:func:`paraamr.amr.io.read_penman_blocks`); with
+    ``on_error="raise"`` the first that does not decode is a one-line error."""
+    from paraamr.amr.io import read_penman_blocks
+
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8", delete=False) as fh:
+        fh.write(text)
+    try:
+        blocks = list(read_penman_blocks(fh.name))
+    finally:
+        Path(fh.name).unlink()
+    if not blocks:
+        raise InputError(f"{name}: no PENMAN graph in the input")
+    bad = [b for b in blocks if b.graph is None]
+    if bad and on_error == "raise":
+        raise InputError(f"{name}:{bad[0].line}: {str(bad[0].error).split(': ', 2)[-1]}")
+    return blocks
+
+
+def generate_blocks(module: Any, blocks: list[Any], batch_size: int = 16,
+                    name: str = "<input>") -> list[str]:  # fmt: skip
+    """One sentence per block (an empty line for a block that does not decode, counted on
+    stderr)."""
+    from paraamr.amr.refocus import linearize
+    from paraamr.amr.serialize import serialize
+    from paraamr.amrlm.evaluate import answers
+
+    good = [b for b in blocks if b.graph is not None]
+    bad = [b for b in blocks if b.graph is None]
+    outs = answers(module, [serialize(linearize(b.graph)) for b in good], batch_size, False)
+    by_line = {b.line: o for b, o in zip(good, outs, strict=True)}
+    if bad:
+        print(f"amr generate: {len(bad)} of {len(blocks)} graphs do not decode (empty lines; "
+              f"first: {name}:{bad[0].line})", file=sys.stderr)  # fmt: skip
+    return [by_line.get(b.line, "") for b in blocks]

@@ -1,0 +1,115 @@
+"""Parser decoding that can only write a balanced graph, whatever the model prefers.
+
+A serialized graph (:func:`paraamr.amr.serialize.serialize`) is ``( concept :role value … )``
+with values that are constants or nested ``( … )``. :class:`BalancedGraph` is a per-row
+constraint of :class:`paraamr.lms.constrained.ConstrainedLogits`: from the brackets in the
+text of each vocabulary token (:class:`BracketTable`, read once per tokenizer) it keeps the
+open-bracket depth of what a row has written and allows
+
+- first, only tokens whose text starts with ``(`` (after spaces);
+- then any token that does not close more brackets than are open at any point of its text
+  and does not open deeper than ``max_depth``; the end-of-sequence token only at depth 0;
+- once the depth is 0 again, only the end-of-sequence token (one graph per answer);
+- when the tokens left before ``max_new_tokens`` are only enough to close what is open, only
+  the close-bracket token, so an answer cut by the length limit is still balanced.
+
+A balanced answer can still be one amrlib's tolerant deserializer rejects (a role with no
+value, say): the parser counts those as rejects, stage ``parse``.
+
+Examples:
+    >>> table = BracketTable.from_texts(["(", ")", " x", "))", "(a", "<eos>"], eos=5, close=1)
+    >>> c = BalancedGraph(table, max_new_tokens=6, max_depth=3)
+    >>> c.mask([]).tolist()        # only an opening token first
+    [True, False, False, False, True, False]
+    >>> c.mask([0, 2]).tolist()    # depth 1: no '))', no end yet
+    [True, True, True, False, True, False]
+    >>> c.mask([0, 2, 1]).tolist() # closed: only the end
+    [False, False, False, False, False, True]
+    >>> c.mask([0, 0, 0]).tolist() # depth 3 with 3 tokens left: close only
+    [False, True, False, False, False, False]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+__all__ = ["BracketTable", "BalancedGraph"]
+
+
+@dataclass(frozen=True)
+class BracketTable:
+    """Per token id: ``delta`` (opens - closes), ``low`` (the lowest running depth inside its
+    text, <= 0), ``opens_first`` (its first non-space character is ``(``); plus the ids of
+    the end-of-sequence and of a lone ``)``."""
+
+    delta: torch.Tensor
+    low: torch.Tensor
+    peak: torch.Tensor
+    opens_first: torch.Tensor
+    eos: int
+    close: int
+
+    @classmethod
+    def from_texts(cls, texts: Sequence[str], eos: int, close: int) -> BracketTable:
+        delta, low, peak, first = [], [], [], []
+        for text in texts:
+            d = lo = hi = 0
+            for ch in text:
+                if ch == "(":
+                    d += 1
+                elif ch == ")":
+                    d -= 1
+                lo, hi = min(lo, d), max(hi, d)
+            delta.append(d)
+            low.append(lo)
+            peak.append(hi)
+            first.append(text.lstrip().startswith("("))
+        return cls(torch.tensor(delta), torch.tensor(low), torch.tensor(peak),
+                   torch.tensor(first), eos, close)  # fmt: skip
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer: Any) -> BracketTable:
+        """The table of a Hugging Face tokenizer (each id decoded on its own)."""
+        texts = [tokenizer.decode([i]) for i in range(len(tokenizer))]
+        close = tokenizer(")", add_special_tokens=False)["input_ids"]
+        if len(close) != 1:
+            raise ValueError(f"')' is not one token of this tokenizer: {close}")
+        return cls.from_texts(texts, eos=int(tokenizer.eos_token_id), close=close[0])
+
+
+class BalancedGraph:
+    """The constraint of one answer (see the module docstring)."""
+
+    def __init__(self, table: BracketTable, max_new_tokens: int, max_depth: int = 40) -> None:
+        self.table, self.max_new_tokens, self.max_depth = table, max_new_tokens, max_depth
+        n = table.delta.numel()
+        self._only_eos = torch.zeros(n, dtype=torch.bool)
+        self._only_eos[table.eos] = True
+        self._only_close = torch.zeros(n, dtype=torch.bool)
+        self._only_close[table.close] = True
+
+    def allowed(self, generated: Sequence[int]) -> tuple[torch.Tensor, list[int]]:
+        """:class:`~paraamr.lms.constrained.ConstrainedLogits`'s form of :meth:`mask`."""
+        return self.mask(generated), []
+
+    def mask(self, generated: Sequence[int]) -> torch.Tensor:
+        """A boolean vocabulary mask of the tokens that may follow ``generated``."""
+        t = self.table
+        if not generated:
+            return t.opens_first.clone()
+        depth = int(t.delta[list(generated)].sum())
+        if depth <= 0:
+            return self._only_eos.clone()
+        left = self.max_new_tokens - len(generated)
+        if left - 1 <= depth:  # the closes must start now
+            return self._only_close.clone()
+        after = depth + t.delta
+        mask = (t.low >= -depth) & (depth + t.peak <= self.max_depth) & (after >= 1)
+        mask &= after <= left - 1  # what opens must still fit its closes
+        mask[t.close] = True
+        mask[t.eos] = False
+        return mask

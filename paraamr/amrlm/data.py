@@ -1,0 +1,91 @@
+"""Prompt / answer pairs of the AMR models from the gold split, and the data settings of a run.
+
+- parser: the sentence -> the serialized graph (:func:`paraamr.amr.serialize.serialize`);
+- generator: the serialized graph, laid out from its top by the builder's own
+  :func:`paraamr.amr.refocus.linearize` -> the sentence. ``refocus_copies: k`` adds, per
+  training graph, ``k`` copies re-focused on other concepts (seeded; the same sentence), so
+  the generator also sees the graph tops the builder will feed it.
+
+Examples:
+    >>> import penman
+    >>> g = penman.decode("# ::snt He left .\\n(l / leave-11 :ARG0 (h / he))")
+    >>> parse_pairs([("He left .", g)])
+    [('He left .', '( leave-11 :ARG0 ( he ) )')]
+    >>> generate_pairs([("He left .", g)])
+    [('( leave-11 :ARG0 ( he ) )', 'He left .')]
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import penman
+
+from paraamr.amr.refocus import candidate_foci, linearize, refocus
+from paraamr.amr.serialize import serialize
+
+__all__ = ["parse_pairs", "generate_pairs", "pairs_for", "AMRData"]
+
+
+def parse_pairs(items: Sequence[tuple[str, penman.Graph]]) -> list[tuple[str, str]]:
+    """``(sentence, serialized graph)`` per ``(sentence, graph)``."""
+    return [(s, serialize(g)) for s, g in items]
+
+
+def generate_pairs(
+    items: Sequence[tuple[str, penman.Graph]], refocus_copies: int = 0, seed: int = 0
+) -> list[tuple[str, str]]:
+    """``(serialized graph from its top, sentence)`` per item, plus ``refocus_copies``
+    re-focused copies of each graph (other foci drawn with ``seed``)."""
+    rng = random.Random(seed)
+    out = []
+    for sentence, graph in items:
+        out.append((serialize(linearize(graph)), sentence))
+        if refocus_copies:
+            others = [f for f in candidate_foci(graph) if f != graph.top]
+            for focus in rng.sample(others, min(refocus_copies, len(others))):
+                out.append((serialize(linearize(refocus(graph, focus))), sentence))
+    return out
+
+
+def pairs_for(
+    direction: str,
+    items: Sequence[tuple[str, penman.Graph]],
+    refocus_copies: int = 0,
+    seed: int = 0,
+) -> list[tuple[str, str]]:
+    """The pairs of ``direction`` (``parse`` or ``generate``)."""
+    if direction == "parse":
+        return parse_pairs(items)
+    return generate_pairs(items, refocus_copies, seed)
+
+
+@dataclass
+class AMRData:
+    """The data settings of an AMR run (``conf/data/amr.yaml``).
+
+    Args:
+        data_dir: the data folder (``amr/`` under it); ``None``: resolved by the entry point.
+        limit_train, limit_dev, limit_test: the first N examples of each file's part.
+        refocus_copies: re-focused copies per training graph for the generator.
+        batch_size, val_batch_size, num_workers: of the training data module.
+    """
+
+    data_dir: str | None = None
+    limit_train: int | None = None
+    limit_dev: int | None = 64
+    limit_test: int | None = None
+    refocus_copies: int = 0
+    batch_size: int = 8
+    val_batch_size: int | None = None
+    num_workers: int = 0
+
+    def datamodule(self, train_pairs, val_pairs, encode_batch, seed: int):
+        """The training data module (:class:`~paraamr.top.data.PairDataModule`, as TOP's)."""
+        from paraamr.top.data import PairDataModule
+
+        return PairDataModule(train_pairs, val_pairs, encode_batch, batch_size=self.batch_size,
+                              val_batch_size=self.val_batch_size, seed=seed,
+                              num_workers=self.num_workers)  # fmt: skip

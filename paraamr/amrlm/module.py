@@ -1,0 +1,101 @@
+"""The AMR models: a parser (sentence -> serialized graph) and a generator (serialized graph ->
+sentence), each a decoder-only LM fine-tuned on prompt -> answer pairs.
+
+:class:`AMRModule` is the TOP seq2seq module (:class:`paraamr.top.module.Seq2SeqModule`: the
+one conditional-generation module with its prompt / answer layout, no label tokens) with what
+is AMR's own: the direction, decoding that can only write balanced graphs
+(:class:`paraamr.amrlm.constraint.BalancedGraph`, ``constrained: true``, the parser's default),
+and its sidecar ``amr_module.json``. Saved and loaded like the TOP modules
+(:meth:`~paraamr.top.module.Seq2SeqModule.save`, :meth:`from_saved`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from paraamr.amrlm.constraint import BalancedGraph, BracketTable
+from paraamr.errors import ConfigError
+from paraamr.lms.constrained import ConstrainedLogits
+from paraamr.top.module import Seq2SeqModule, decode_ids
+
+__all__ = ["AMRModule", "DIRECTIONS", "AMR_MODULE_FILE"]
+
+DIRECTIONS = ("parse", "generate")
+AMR_MODULE_FILE = "amr_module.json"
+
+
+class AMRModule(Seq2SeqModule):
+    """One direction of the AMR models (see the module docstring).
+
+    Args:
+        direction: ``parse`` (sentence -> serialized graph) or ``generate`` (serialized graph
+            -> sentence).
+        constrained: ``parse`` only: every answer a balanced graph (brackets closed, one
+            graph, closed before ``max_new_tokens``).
+        max_depth: with ``constrained``, the most brackets open at once.
+        **kwargs: the settings of :class:`~paraamr.top.module.Seq2SeqModule` (backbone,
+            optimiser, lengths, ``freeze_layers``).
+    """
+
+    task_name = "AMR"
+    sidecar = AMR_MODULE_FILE
+
+    def __init__(
+        self,
+        direction: str = "parse",
+        constrained: bool = True,
+        max_depth: int | None = 40,
+        **kwargs: Any,
+    ) -> None:
+        if direction not in DIRECTIONS:
+            raise ConfigError(f"model.direction must be one of {DIRECTIONS}, got {direction!r}")
+        kwargs.pop("labels", None)
+        kwargs["add_label_tokens"] = False
+        super().__init__(constrained=False, max_depth=max_depth, **kwargs)
+        if constrained and self.arch != "causal":
+            raise ConfigError("model.constrained=true needs a decoder-only model (arch causal)")
+        self.settings.update(direction=direction, constrained=bool(constrained and direction ==
+                                                                    "parse"))  # fmt: skip
+        self.settings.pop("labels", None)
+        self.settings.pop("add_label_tokens", None)
+        self._brackets: BracketTable | None = None
+
+    def brackets(self) -> BracketTable:
+        """The bracket table of this module's tokenizer (read once)."""
+        if self._brackets is None:
+            self._brackets = BracketTable.from_tokenizer(self.tokenizer)
+        return self._brackets
+
+    @torch.no_grad()
+    def generate(
+        self,
+        sources: Sequence[str],
+        *,
+        num_beams: int = 1,
+        max_new_tokens: int | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
+        """Greedy (or beam) answers for ``sources``; a parser's inside :class:`BalancedGraph`."""
+        limit = max_new_tokens or self.settings["max_target_length"]
+        batch = self.encode_batch(sources)
+        gen: dict[str, Any] = {"max_new_tokens": limit, "num_beams": num_beams, "do_sample": False}
+        if self.settings["constrained"]:
+            from transformers import LogitsProcessorList
+
+            rules = [BalancedGraph(self.brackets(), limit, self.settings["max_depth"] or 40)
+                     for _ in sources]  # fmt: skip
+            start = batch["input_ids"].shape[1]
+            gen["logits_processor"] = LogitsProcessorList([ConstrainedLogits(rules, start)])
+        out = self.generate_ids(batch, **gen)
+        return [decode_ids(self.tokenizer, ids) for ids in out]
+
+    @classmethod
+    def from_saved(cls, path: Any) -> AMRModule:
+        """A module from :meth:`save` (its settings; model and tokenizer from ``path``)."""
+        meta = cls.read_sidecar(path)
+        meta.pop("added_tokens", None)
+        meta.update(model_name_or_path=str(path), tokenizer_name_or_path=None)
+        return cls(**meta)

@@ -1,0 +1,120 @@
+"""Train the AMR parser and generator from ``conf/amr.yaml`` and score them on the test split.
+
+For each direction of ``cfg.directions`` (``parse``, ``generate``): the pairs of the fixed
+split (:mod:`paraamr.amrlm.split`, :mod:`paraamr.amrlm.data`), ``cfg.model`` with the
+direction's own settings (``cfg.stages.<role>.model``) merged in, trained by the TOP trainer
+(:func:`paraamr.top.train.train_seq2seq`: the finite-loss guard, best checkpoint by
+``val/loss``, CSV + W&B loggers, ``curves.png``, resume from ``last.ckpt``, a finished role
+reused) into ``<out_dir>/<role>/model``; then the test scores
+(:mod:`paraamr.amrlm.evaluate`). ``<out_dir>/scores.json`` holds both directions' scores,
+times and signatures; ``<role>/test_outputs.jsonl`` the answers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from paraamr.signature import Signature, versions_field
+
+__all__ = ["train", "ROLE_OF", "SCORES"]
+
+ROLE_OF = {"parse": "parser", "generate": "generator"}
+SCORES = "scores.json"
+
+
+def signature(cfg: DictConfig, direction: str) -> Signature:
+    """``amr:<direction>|model:…|data:…|steps:…|…|versions:…`` of one direction's scores."""
+    m = cfg.model
+    steps = cfg.stages[ROLE_OF[direction]].trainer.max_steps
+    return Signature.build(
+        ("amr", direction),
+        ("model", m.model_name_or_path),
+        ("freeze", m.get("freeze_layers")),
+        ("constrained", bool(m.get("constrained")) and direction == "parse"),
+        ("lr", m.lr),
+        ("steps", steps),
+        ("batch", cfg.data.batch_size),
+        ("refocus", cfg.data.refocus_copies if direction == "generate" else 0),
+        ("data", "lpp-1274/145/143+bio-400/50/50"),
+        ("metric", "smatch-1.0.4" if direction == "parse" else "sacrebleu+cos(minilm)"),
+        ("decode", "greedy"),
+        ("seed", cfg.seed),
+        ("versions", versions_field(("torch", "transformers", "sacrebleu"))),
+    )
+
+
+def _direction_config(cfg: DictConfig, direction: str) -> DictConfig:
+    sub = OmegaConf.create(OmegaConf.to_container(cfg, resolve=False))
+    with open_dict(sub):
+        sub.model = OmegaConf.merge(sub.model, sub.stages[ROLE_OF[direction]].get("model") or {})
+        sub.model.direction = direction
+    return sub
+
+
+def train(cfg: DictConfig) -> dict[str, Any]:
+    """Train and score every direction of ``cfg.directions``; returns the scores."""
+    from hydra.utils import instantiate
+
+    from paraamr.amrlm.data import pairs_for
+    from paraamr.amrlm.evaluate import evaluate_generator, evaluate_parser
+    from paraamr.amrlm.module import AMRModule
+    from paraamr.amrlm.split import load_split
+    from paraamr.datadir import resolve_data_dir
+    from paraamr.top.train import train_seq2seq
+    from paraamr.utils import measured_on, write_json_atomic
+
+    out = Path(cfg.out_dir)
+    data = instantiate(cfg.data)
+    root = resolve_data_dir(cfg.get("data_dir") or data.data_dir)
+    split = {
+        "train": load_split(root, "train", data.limit_train),
+        "dev": load_split(root, "dev", data.limit_dev),
+        "test": load_split(root, "test", data.limit_test),
+    }
+    items = {k: [(e.sentence, e.graph) for e in v] for k, v in split.items()}
+    result: dict[str, Any] = {"split": {k: len(v) for k, v in split.items()},
+                              "measured": measured_on(), "directions": {}}  # fmt: skip
+    encoder = None
+    for direction in cfg.directions:
+        role = ROLE_OF[direction]
+        sub = _direction_config(cfg, direction)
+        t0 = time.perf_counter()
+        trained = train_seq2seq(
+            sub,
+            role,
+            pairs_for(direction, items["train"], data.refocus_copies, int(cfg.seed)),
+            pairs_for(direction, items["dev"]),
+            labels=(),
+            work=out / role,
+            name=f"amr-{role}-{cfg.seed}",
+        )
+        t1 = time.perf_counter()
+        module = AMRModule.from_saved(trained["model_dir"])
+        batch = int(cfg.eval.batch_size)
+        if direction == "parse":
+            scores = evaluate_parser(module, split["test"], batch, cfg.get("progress", True))
+        else:
+            if encoder is None:
+                from paraamr.metrics.semantic import load_encoder
+
+                encoder = load_encoder(cfg.eval.encoder, "cpu")
+            scores = evaluate_generator(module, split["test"], encoder, batch,
+                                        cfg.get("progress", True))  # fmt: skip
+        outputs = scores.pop("outputs")
+        with open(out / role / "test_outputs.jsonl", "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(o, ensure_ascii=False) + "\n" for o in outputs)
+        result["directions"][direction] = {
+            **scores,
+            "train": {k: trained[k] for k in ("steps", "best_val_loss", "train_pairs")},
+            "train_minutes": round((t1 - t0) / 60, 2),
+            "eval_minutes": round((time.perf_counter() - t1) / 60, 2),
+            "model_dir": trained["model_dir"],
+            "signature": str(signature(cfg, direction)),
+        }
+        write_json_atomic(out / SCORES, result)
+    return result

@@ -1,0 +1,180 @@
+"""The AMR models trained here (paraamr.amrlm): the fixed split, the pairs, decoding that can
+only write balanced graphs (on an untrained tiny GPT-2, whose answers are noise), the trainer
+end to end on the tiny model, and the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paraamr.amrlm.split import PARTS, load_split
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    from paraamr.testing.tiny_models import build_tiny_causal_lm
+
+    return build_tiny_causal_lm(tmp_path_factory.mktemp("gpt2"))
+
+
+def _depths(text: str) -> tuple[int, int]:
+    """(final depth, lowest running depth) of the brackets of ``text``, counted by hand."""
+    d = low = 0
+    for ch in text:
+        d += (ch == "(") - (ch == ")")
+        low = min(low, d)
+    return d, low
+
+
+def test_the_split_covers_every_graph_once_in_its_documented_sizes(data_dir):
+    parts = {p: load_split(data_dir, p) for p in ("train", "dev", "test")}
+    assert {p: len(v) for p, v in parts.items()} == {"train": 1674, "dev": 195, "test": 193}
+    ids = [e.id for v in parts.values() for e in v]
+    assert len(ids) == len(set(ids)) == 2062
+    assert parts["test"][0].id == "lpp_1943.1420" and parts["dev"][0].id == "lpp_1943.1275"
+    for file in {p.file for p in PARTS}:  # contiguous, in file order, no gap
+        spans = sorted((p.start, p.stop) for p in PARTS if p.file == file)
+        assert [a for a, _ in spans[1:]] == [b for _, b in spans[:-1]] and spans[0][0] == 0
+
+
+def test_a_file_of_another_size_is_refused(data_dir, tmp_path):
+    from paraamr.errors import InputError
+
+    (tmp_path / "amr").mkdir()
+    text = (data_dir / "amr" / "amr-bank-struct-v3.0.txt").read_text(encoding="utf-8")
+    (tmp_path / "amr" / "amr-bank-struct-v3.0.txt").write_text(text[: len(text) // 2])
+    with pytest.raises(InputError, match="graphs, the split expects 1562"):
+        load_split(tmp_path, "train")
+
+
+def test_generator_pairs_with_refocused_copies_start_from_other_concepts(data_dir):
+    from paraamr.amrlm.data import generate_pairs, parse_pairs
+
+    ex = load_split(data_dir, "train", limit=20)
+    items = [(e.sentence, e.graph) for e in ex]
+    plain = generate_pairs(items)
+    more = generate_pairs(items, refocus_copies=2, seed=0)
+    assert [t for _, t in plain] == [e.sentence for e in ex]
+    assert len(more) > len(plain) and {t for _, t in more} == {t for _, t in plain}
+    big = max(ex, key=lambda e: len(e.graph.instances()))
+    tops = [p.split()[1] for p, t in more if t == big.sentence]
+    assert len(tops) == 3 and len(set(tops)) == 3  # the copies begin with other concepts
+    assert parse_pairs(items)[0] == (ex[0].sentence, plain[0][0])
+
+
+@pytest.mark.parametrize("limit", [12, 40])
+def test_constrained_answers_are_balanced_graphs_even_from_noise(tiny_gpt2, data_dir, limit):
+    from paraamr.amrlm.module import AMRModule
+
+    sentences = [e.sentence for e in load_split(data_dir, "test", limit=6)]
+    free = AMRModule(model_name_or_path=str(tiny_gpt2), arch="causal", max_source_length=24,
+                     max_target_length=limit, constrained=False)  # fmt: skip
+    held = AMRModule(model_name_or_path=str(tiny_gpt2), arch="causal", max_source_length=24,
+                     max_target_length=limit, max_depth=3)  # fmt: skip
+    unbalanced = [a for a in free.generate(sentences) if _depths(a) != (0, 0) or a[:1] != "("]
+    assert unbalanced  # the untrained model alone writes no graphs
+    for answer in held.generate(sentences):
+        depth, low = _depths(answer)
+        assert answer.startswith("(") and depth == 0 and low == 0, answer
+        running = 0
+        for ch in answer:
+            running += (ch == "(") - (ch == ")")
+            assert running <= 3
+        assert answer.rstrip().endswith(")")
+
+
+def _train(tmp_path, tiny_gpt2, data_dir, *extra):
+    from hydra import compose, initialize_config_dir
+
+    from paraamr.amrlm.train import train
+
+    overrides = [
+        f"out_dir={tmp_path}", f"data_dir={data_dir}", f"model.model_name_or_path={tiny_gpt2}",
+        "model.freeze_layers=null", "trainer.precision=32", "logger.wandb.enabled=false",
+        "stages.parser.trainer.max_steps=2", "stages.generator.trainer.max_steps=2",
+        "stages.parser.trainer.val_check_interval=1",
+        "stages.generator.trainer.val_check_interval=1",
+        "data.limit_train=4", "data.limit_dev=2", "data.limit_test=2", "progress=false",
+        "stages.parser.model.max_source_length=32", "stages.parser.model.max_target_length=48",
+        "stages.generator.model.max_source_length=64",
+        "stages.generator.model.max_target_length=16",
+        *extra,
+    ]  # fmt: skip
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("amr", overrides=overrides)
+    return train(cfg)
+
+
+def test_the_trainer_writes_both_models_scores_and_outputs(tmp_path, tiny_gpt2, data_dir):
+    from paraamr.amrlm.module import AMRModule
+    from paraamr.signature import Signature
+
+    result = _train(tmp_path, tiny_gpt2, data_dir)
+    saved = json.loads((tmp_path / "scores.json").read_text())
+    assert saved["split"] == {"train": 8, "dev": 4, "test": 4} == result["split"]
+    parse, gen = saved["directions"]["parse"], saved["directions"]["generate"]
+    assert parse["pairs"] == gen["pairs"] == 4 and parse["train"]["steps"] == 2
+    assert 0.0 <= parse["f1"] <= 1.0 and parse["deserialized"] + parse["rejects"] == 4
+    assert Signature(parse["signature"]).fields["amr"] == "parse"
+    assert Signature(gen["signature"]).fields["metric"] == "sacrebleu+cos(minilm)"
+    lines = (tmp_path / "parser" / "test_outputs.jsonl").read_text().splitlines()
+    assert [json.loads(x)["id"] for x in lines][:2] == ["lpp_1943.1420", "lpp_1943.1421"]
+    back = AMRModule.from_saved(tmp_path / "parser" / "model")
+    assert back.settings["direction"] == "parse" and back.settings["constrained"]
+    assert AMRModule.from_saved(tmp_path / "generator" / "model").settings["direction"] == (
+        "generate"
+    )
+    assert (tmp_path / "parser" / "curves.png").exists()
+    # a finished direction is reused, not retrained
+    stamp = (tmp_path / "parser" / "model" / "amr_module.json").stat().st_mtime_ns
+    _train(tmp_path, tiny_gpt2, data_dir, "directions=[parse]")
+    assert (tmp_path / "parser" / "model" / "amr_module.json").stat().st_mtime_ns == stamp
+
+
+def _cli(*args, stdin: str | None = None):
+    return subprocess.run([sys.executable, "-m", "paraamr.cli", "amr", *args], input=stdin,
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)  # fmt: skip
+
+
+def test_the_command_line_keeps_lines_aligned_and_counts_failures(tmp_path, tiny_gpt2, data_dir):
+    _train(tmp_path, tiny_gpt2, data_dir)
+    r = _cli("parse", "--model", str(tmp_path), stdin="He left .\n\nThe prince smiled .\n")
+    assert r.returncode == 0, r.stderr
+    blocks = r.stdout.strip().split("\n\n")
+    assert [b.splitlines()[0] for b in blocks] == [
+        "# ::snt He left .", "# ::snt", "# ::snt The prince smiled ."
+    ]  # fmt: skip
+    assert blocks[1].splitlines()[1] == "(e / amr-empty)" and "1 empty" in r.stderr
+    graphs = tmp_path / "g.txt"
+    graphs.write_text(r.stdout + "\n# ::snt bad\n(a / b :ARG0\n")
+    g = _cli("generate", "--model", str(tmp_path), "--input", str(graphs))
+    assert g.returncode == 0 and len(g.stdout.split("\n")) == 5  # 4 sentences + the final \n
+    assert g.stdout.split("\n")[3] == "" and "1 of 4 graphs do not decode" in g.stderr
+    g = _cli("generate", "--model", str(tmp_path), "--input", str(graphs), "--on-error", "raise")
+    assert g.returncode == 2 and g.stderr.strip().count("\n") == 0
+    assert f"{graphs}:" in g.stderr and "Traceback" not in g.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "says"),
+    [
+        (["parse", "--model", "MODEL"], "", "<stdin>: no input (empty)"),
+        (["parse", "--model", "MODEL"], "\n \n", "<stdin>: no input (empty)"),
+        (["parse", "--model", "/nonexistent/m"], "x\n", "/nonexistent/m: no such model dir"),
+        (["generate", "--model", "MODEL", "--on-error", "raise"], "just words\n", "<stdin>:1: "),
+        (["parse", "--model", "MODEL", "--batch-size", "0"], "x\n", "must be a whole number"),
+    ],
+)
+def test_bad_input_is_one_line(tmp_path, tiny_gpt2, data_dir, args, stdin, says):
+    model = tmp_path / "m"
+    if "MODEL" in args:
+        _train(model, tiny_gpt2, data_dir)
+    r = _cli(*[str(model) if a == "MODEL" else a for a in args], stdin=stdin)
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) <= 3
