@@ -45,12 +45,16 @@ def test_round_trip_on_every_gold_graph(data_dir, name):
     """Measured: all 1,562 Little Prince and 500 Bio graphs deserialize; with smatch's default 5
     restarts 1,560 and 485-490 come back with Smatch 1.0 (the count moves with Python's hash
     seed: smatch's search, not the round trip: with 20 restarts all 1,562 Little Prince graphs
-    score 1.0), corpus F1 >= 0.998. The floors sit just under those counts."""
+    score 1.0); corpus F1 0.9988 (Little Prince) and 0.9968-0.9988 (Bio, by hash seed). The
+    floors sit just under those numbers."""
     blocks = [b for b in read_penman_blocks(data_dir / "amr" / name) if b.graph is not None]
     back = [deserialize(serialize(b.graph)) for b in blocks]
     assert all(g is not None for g in back)
     scores = [smatch_score([g], [b.graph])["f1"] for g, b in zip(back, blocks, strict=True)]
-    counts = {"amr-bank-struct-v3.0.txt": (1562, 1555), "amr-release-dev-bio.txt": (500, 480)}
-    n, floor = counts[name]
+    counts = {
+        "amr-bank-struct-v3.0.txt": (1562, 1555, 0.998),
+        "amr-release-dev-bio.txt": (500, 480, 0.995),
+    }
+    n, floor, f1 = counts[name]
     assert len(blocks) == n and sum(f == 1.0 for f in scores) >= floor
-    assert smatch_score(back, [b.graph for b in blocks])["f1"] >= 0.998
+    assert smatch_score(back, [b.graph for b in blocks])["f1"] >= f1
