@@ -13,6 +13,7 @@ times and signatures; ``<role>/test_outputs.jsonl`` the answers.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     from paraamr.top.train import train_seq2seq
     from paraamr.utils import measured_on, write_json_atomic
 
+    logging.getLogger("penman").setLevel(logging.WARNING)  # penman logs every graph at INFO
     out = Path(cfg.out_dir)
     data = instantiate(cfg.data)
     root = resolve_data_dir(cfg.get("data_dir") or data.data_dir)
