@@ -222,7 +222,7 @@ def test_hydra_entry_points_fail_with_one_line(tmp_path):
         assert says in r.stderr
 
 
-@pytest.mark.parametrize("name", ["table5", "table6", "fewshot", "scpn"])
+@pytest.mark.parametrize("name", ["table5", "table6", "fewshot", "scpn", "amr"])
 def test_the_long_runs_show_a_progress_bar_with_an_eta(compose_config, name):
     """Training jobs of minutes to hours show Lightning's TQDM bar (rate and ETA; a Rich bar
     would show nothing in a job's log file) unless the trainer's bar is turned off; where a
