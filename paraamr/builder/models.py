@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from paraamr.utils import TORCH_DTYPES, map_length_batches, precision
 
@@ -185,3 +186,70 @@ class HFGenerator:
 
         with torch.inference_mode():
             return map_length_batches(list(graphs), run, self.batch_size, longest_first=True)
+
+
+#: what makes the AMR models trained here (paraamr.amrlm)
+TRAINED_REMEDY = (
+    "train them with `python experiments/train_amr.py out_dir=DIR` and set amr_model=DIR"
+)
+
+
+def _trained(model_dir: str, direction: str, device: str | None) -> Any:
+    from paraamr.amrlm.cli import model_dir as find_model
+    from paraamr.amrlm.module import AMRModule
+
+    what = "AMR parser" if direction == "parse" else "AMR generator"
+    check_model_dir(model_dir, what, TRAINED_REMEDY)
+    module = AMRModule.from_saved(find_model(model_dir, direction))
+    return module.to(_device(device)).eval()
+
+
+class TrainedStog:
+    """Text → AMR with the parser trained here (:mod:`paraamr.amrlm`, ``DIR/parser/model``):
+    length-sorted batches, decoding that writes only balanced graphs; ``parse`` returns PENMAN
+    strings with ``# ::snt``, or ``None`` for an answer that does not deserialize (a reject at
+    stage ``parse``)."""
+
+    def __init__(self, model_dir: str, batch_size: int = 16, device: str | None = None):
+        self.model_dir, self.batch_size = model_dir, batch_size
+        self.module = _trained(model_dir, "parse", device)
+
+    def signature(self) -> str:
+        return f"amrlm-parser({Path(self.model_dir).name})"
+
+    def parse(self, sentences: Sequence[str]) -> list[str | None]:
+        import penman
+
+        from paraamr.amr.serialize import deserialize
+        from paraamr.amrlm.evaluate import answers
+
+        outs = answers(self.module, list(sentences), self.batch_size, progress=False)
+        graphs = [deserialize(o) for o in outs]
+        return [
+            None if g is None else penman.encode(penman.Graph(g.triples, top=g.top,
+                                                              metadata={"snt": s}))
+            for s, g in zip(sentences, graphs, strict=True)
+        ]  # fmt: skip
+
+
+class TrainedGenerator:
+    """AMR → text with the generator trained here (:mod:`paraamr.amrlm`,
+    ``DIR/generator/model``): each one-line graph serialized from its top as in training,
+    length-sorted batches; ``clipped`` when the graph was longer than the model reads."""
+
+    def __init__(self, model_dir: str, batch_size: int = 16, device: str | None = None):
+        self.model_dir, self.batch_size = model_dir, batch_size
+        self.module = _trained(model_dir, "generate", device)
+
+    def signature(self) -> str:
+        return f"amrlm-generator({Path(self.model_dir).name})"
+
+    def generate(self, graphs: Sequence[str]) -> list[tuple[str, bool]]:
+        from paraamr.amr.serialize import serialize
+        from paraamr.amrlm.evaluate import answers
+
+        prompts = [serialize(g) for g in graphs]
+        limit = self.module.settings["max_source_length"]
+        clipped = [len(self.module.units(p)) > limit for p in prompts]
+        outs = answers(self.module, prompts, self.batch_size, progress=False)
+        return list(zip(outs, clipped, strict=True))

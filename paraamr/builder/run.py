@@ -38,7 +38,12 @@ def check_build(cfg: DictConfig) -> None:
     from omegaconf import OmegaConf
 
     from paraamr.builder.inputs import guess_input_format, iter_all_lines
-    from paraamr.builder.models import MODELS_REMEDY, TINY_REMEDY, check_model_dir
+    from paraamr.builder.models import (
+        MODELS_REMEDY,
+        TINY_REMEDY,
+        TRAINED_REMEDY,
+        check_model_dir,
+    )
     from paraamr.corpus.readers import check_corpus_path, require_records
     from paraamr.errors import ConfigError
 
@@ -61,6 +66,8 @@ def check_build(cfg: DictConfig) -> None:
             check_model_dir(str(where), what, TINY_REMEDY)
         elif _under(str(where), cfg.get("models_dir")):
             check_model_dir(str(where), what, MODELS_REMEDY)
+        elif cfg.get("amr_model") is not None and str(where) == str(cfg.amr_model):
+            check_model_dir(str(where), what, TRAINED_REMEDY)
 
 
 def _maybe(node):

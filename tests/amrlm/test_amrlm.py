@@ -182,3 +182,35 @@ def test_bad_input_is_one_line(tmp_path, tiny_gpt2, data_dir, args, stdin, says)
     r = _cli(*[str(model) if a == "MODEL" else a for a in args], stdin=stdin)
     assert r.returncode == 2 and says in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) <= 3
+
+
+def test_the_builder_runs_on_the_trained_models(tmp_path, tiny_gpt2, data_dir):
+    """``stog=smollm2 generator=smollm2 amr_model=DIR``: text -> parse -> re-focus -> generate;
+    every input sentence ends as a record or a counted reject (the tiny models' graphs are
+    noise, so most are rejects: what matters is that none is lost)."""
+    import subprocess
+
+    model = tmp_path / "amr"
+    _train(model, tiny_gpt2, data_dir)
+    inp = tmp_path / "s.txt"
+    sentences = [e.sentence for e in load_split(data_dir, "test", limit=3)]
+    inp.write_text("\n".join(sentences) + "\n")
+    out = tmp_path / "build"
+    cmd = [sys.executable, "experiments/build.py", f"input={inp}", f"out_dir={out}",
+           "stog=smollm2", "generator=smollm2", f"amr_model={model}", "lm=none",
+           "progress=false", f"hydra.run.dir={out}/hydra"]  # fmt: skip
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    records = (out / "corpus.jsonl").read_text().splitlines()
+    rejects = (out / "corpus.rejects.jsonl").read_text().splitlines()
+    lines = sorted(json.loads(x)["line"] for x in [*records, *rejects])
+    assert lines == list(range(1, len(sentences) + 1))  # each once: none lost, none twice
+    summary = json.loads((out / "build_summary.json").read_text())
+    assert summary["counts"]["items"] == len(sentences) == 6
+    fields = summary["signature"].split("|")
+    assert "stog:amrlm-parser(amr)" in fields and "generator:amrlm-generator(amr)" in fields
+    missing = subprocess.run([*cmd[:4], "stog=smollm2", "generator=smollm2",
+                              f"amr_model={tmp_path / 'none'}", "lm=none"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert missing.returncode == 2 and "experiments/train_amr.py" in missing.stderr
+    assert "Traceback" not in missing.stderr
