@@ -50,7 +50,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Names accepted by the ``policy`` argument of :func:`candidate_foci`.
-POLICIES = ("all", "no_incoming", "random_k")
+POLICIES = ("all", "no_incoming", "random_k", "top")
 
 _Triple = tuple[str, str, "str | None"]
 
@@ -229,6 +229,9 @@ def candidate_foci(
     * ``"random_k"``: ``min(k, n)`` variables of ``"all"`` (``n`` of
       them) drawn with ``random.Random(seed).sample``; deterministic
       for a given graph and seed, returned in graph order.
+    * ``"top"``: the current top alone: generation from the graph as
+      parsed, the AMR round trip without re-focusing (the ablation that
+      isolates what re-focusing adds).
 
     Args:
         graph: a :class:`penman.Graph` or a PENMAN string
@@ -250,11 +253,15 @@ def candidate_foci(
         ['s']
         >>> candidate_foci(s, "random_k", k=2, seed=1)
         ['c', 'a']
+        >>> candidate_foci(s, "top")
+        ['b']
     """
     check_policy(policy, k)
 
     g = _as_graph(graph)
     top = g.top
+    if policy == "top":
+        return [top] if top is not None else []
     candidates = [v for v in _graph_order(g) if v != top]
     if policy == "no_incoming":
         variables = g.variables()

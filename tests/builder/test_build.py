@@ -363,3 +363,16 @@ def test_resume_refuses_other_settings_and_finishes_with_the_same(
     for stream in ("records", "rejects"):
         name = f"shard-00000-of-00001.{stream}.jsonl"
         assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "ref" / name).read_bytes()
+
+
+def test_policy_top_generates_from_the_graph_as_parsed_only():
+    """``focus.policy=top``: one paraphrase per source, from the original top (the AMR round
+    trip without re-focusing), against one per other concept for ``all``."""
+    g = "(s / see-01 :ARG0 (i / i) :ARG1 (p / picture :mod (m / magnificent)))"
+    top = Builder(generator=ConceptGenerator(), cfg=BuildConfig(focus_policy="top",
+                                                               keep_graphs=True))  # fmt: skip
+    recs, _, _ = top.process_chunk([Item(1, "I saw a magnificent picture.", graph=g)])
+    assert [p["amr"] for p in recs[0]["paraphrases"]] == [g]
+    every = Builder(generator=ConceptGenerator(), cfg=BuildConfig(keep_graphs=True))
+    recs, _, _ = every.process_chunk([Item(1, "I saw a magnificent picture.", graph=g)])
+    assert len(recs[0]["paraphrases"]) == 3
