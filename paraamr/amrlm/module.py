@@ -11,6 +11,7 @@ and its sidecar ``amr_module.json``. Saved and loaded like the TOP modules
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +37,11 @@ class AMRModule(Seq2SeqModule):
         constrained: ``parse`` only: every answer a balanced graph (brackets closed, one
             graph, closed before ``max_new_tokens``).
         max_depth: with ``constrained``, the most brackets open at once.
+        answer_cap: with ``constrained``, ``[ratio, extra]``: at most ``ceil(ratio x prompt
+            tokens + extra)`` answer tokens per row (the graph closed in time), so a looping
+            answer ends near the length a sentence of that size has; ``null``: only
+            ``max_target_length``. Training graphs have 4.2 tokens per sentence token
+            (median; 95th percentile 6.8): ``[7, 10]`` leaves 99% of them whole.
         **kwargs: the settings of :class:`~paraamr.top.module.Seq2SeqModule` (backbone,
             optimiser, lengths, ``freeze_layers``).
     """
@@ -48,6 +54,7 @@ class AMRModule(Seq2SeqModule):
         direction: str = "parse",
         constrained: bool = True,
         max_depth: int | None = 40,
+        answer_cap: Sequence[float] | None = None,
         **kwargs: Any,
     ) -> None:
         if direction not in DIRECTIONS:
@@ -59,6 +66,10 @@ class AMRModule(Seq2SeqModule):
             raise ConfigError("model.constrained=true needs a decoder-only model (arch causal)")
         self.settings.update(direction=direction, constrained=bool(constrained and direction ==
                                                                     "parse"))  # fmt: skip
+        if answer_cap is not None and (len(answer_cap) != 2 or min(answer_cap) < 0):
+            raise ConfigError(f"model.answer_cap must be [ratio, extra] >= 0 or null, got "
+                              f"{answer_cap!r}")  # fmt: skip
+        self.settings["answer_cap"] = None if answer_cap is None else [float(x) for x in answer_cap]
         self.settings.pop("labels", None)
         self.settings.pop("add_label_tokens", None)
         self._brackets: BracketTable | None = None
@@ -85,12 +96,21 @@ class AMRModule(Seq2SeqModule):
         if self.settings["constrained"]:
             from transformers import LogitsProcessorList
 
-            rules = [BalancedGraph(self.brackets(), limit, self.settings["max_depth"] or 40)
-                     for _ in sources]  # fmt: skip
+            depth = self.settings["max_depth"] or 40
+            rules = [BalancedGraph(self.brackets(), self.answer_limit(x, limit), depth)
+                     for x in sources]  # fmt: skip
             start = batch["input_ids"].shape[1]
             gen["logits_processor"] = LogitsProcessorList([ConstrainedLogits(rules, start)])
         out = self.generate_ids(batch, **gen)
         return [decode_ids(self.tokenizer, ids) for ids in out]
+
+    def answer_limit(self, source: str, limit: int) -> int:
+        """The most answer tokens for ``source``: ``limit``, or less under ``answer_cap``."""
+        cap = self.settings.get("answer_cap")
+        if not cap:
+            return limit
+        n = min(len(self.units(source)), self.settings["max_source_length"])
+        return max(2, min(limit, math.ceil(cap[0] * n + cap[1])))
 
     @classmethod
     def from_saved(cls, path: Any) -> AMRModule:

@@ -214,3 +214,28 @@ def test_the_builder_runs_on_the_trained_models(tmp_path, tiny_gpt2, data_dir):
                              cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
     assert missing.returncode == 2 and "experiments/train_amr.py" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_the_answer_cap_ends_each_graph_near_its_sentence_length(tiny_gpt2, data_dir):
+    from paraamr.amrlm.module import AMRModule
+    from paraamr.errors import ConfigError
+
+    sentences = [e.sentence for e in load_split(data_dir, "test", limit=4)]
+    m = AMRModule(model_name_or_path=str(tiny_gpt2), arch="causal", max_source_length=24,
+                  max_target_length=60, answer_cap=[1.0, 4])  # fmt: skip
+    seen, generate_ids = [], m.generate_ids
+
+    def spy(batch, **kw):  # the generated ids, before decoding
+        seen.append(generate_ids(batch, **kw))
+        return seen[-1]
+
+    m.generate_ids = spy
+    answers = m.generate(sentences)
+    eos = m.tokenizer.eos_token_id
+    for s, answer, ids in zip(sentences, answers, seen[0].tolist(), strict=True):
+        written = len([t for t in ids if t != eos])
+        assert written <= min(len(m.units(s)), 24) + 4 == m.answer_limit(s, 60)
+        assert _depths(answer) == (0, 0) and answer.startswith("("), answer
+    assert max(len([t for t in ids if t != eos]) for ids in seen[0].tolist()) < 60
+    with pytest.raises(ConfigError, match="answer_cap"):
+        AMRModule(model_name_or_path=str(tiny_gpt2), arch="causal", answer_cap=[1.0])
