@@ -7,7 +7,9 @@ direction's own settings (``cfg.stages.<role>.model``) merged in, trained by the
 ``val/loss``, CSV + W&B loggers, ``curves.png``, resume from ``last.ckpt``, a finished role
 reused) into ``<out_dir>/<role>/model``; then the test scores
 (:mod:`paraamr.amrlm.evaluate`). ``<out_dir>/scores.json`` holds both directions' scores,
-times and signatures; ``<role>/test_outputs.jsonl`` the answers.
+times and signatures (a rerun of one direction keeps the other's entry);
+``<role>/test_outputs.jsonl`` the answers. A finished model is not retrained: rerunning with
+other decoding settings (``model.answer_cap``) re-scores it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def signature(cfg: DictConfig, direction: str) -> Signature:
         ("model", m.model_name_or_path),
         ("freeze", m.get("freeze_layers")),
         ("constrained", bool(m.get("constrained")) and direction == "parse"),
+        ("cap", _cap(m.get("answer_cap")) if direction == "parse" else "none"),
         ("lr", m.lr),
         ("steps", steps),
         ("batch", cfg.data.batch_size),
@@ -47,6 +50,10 @@ def signature(cfg: DictConfig, direction: str) -> Signature:
         ("seed", cfg.seed),
         ("versions", versions_field(("torch", "transformers", "sacrebleu"))),
     )
+
+
+def _cap(cap: Any) -> str:
+    return "none" if cap is None else "x".join(f"{float(c):g}" for c in cap)
 
 
 def _direction_config(cfg: DictConfig, direction: str) -> DictConfig:
@@ -79,8 +86,10 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         "test": load_split(root, "test", data.limit_test),
     }
     items = {k: [(e.sentence, e.graph) for e in v] for k, v in split.items()}
+    earlier = json.loads((out / SCORES).read_text()) if (out / SCORES).is_file() else {}
     result: dict[str, Any] = {"split": {k: len(v) for k, v in split.items()},
-                              "measured": measured_on(), "directions": {}}  # fmt: skip
+                              "measured": measured_on(),
+                              "directions": dict(earlier.get("directions", {}))}  # fmt: skip
     encoder = None
     for direction in cfg.directions:
         role = ROLE_OF[direction]
@@ -97,6 +106,9 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         )
         t1 = time.perf_counter()
         module = AMRModule.from_saved(trained["model_dir"])
+        if direction == "parse":  # decoding settings come from the config (a re-scored model)
+            cap = sub.model.get("answer_cap")
+            module.settings["answer_cap"] = None if cap is None else [float(x) for x in cap]
         batch = int(cfg.eval.batch_size)
         if direction == "parse":
             scores = evaluate_parser(module, split["test"], batch, cfg.get("progress", True))

@@ -137,8 +137,12 @@ def test_the_trainer_writes_both_models_scores_and_outputs(tmp_path, tiny_gpt2, 
     assert (tmp_path / "parser" / "curves.png").exists()
     # a finished direction is reused, not retrained
     stamp = (tmp_path / "parser" / "model" / "amr_module.json").stat().st_mtime_ns
-    _train(tmp_path, tiny_gpt2, data_dir, "directions=[parse]")
+    assert Signature(parse["signature"]).fields["cap"] == "7x10"  # the default budget
+    _train(tmp_path, tiny_gpt2, data_dir, "directions=[parse]", "model.answer_cap=null")
     assert (tmp_path / "parser" / "model" / "amr_module.json").stat().st_mtime_ns == stamp
+    again = json.loads((tmp_path / "scores.json").read_text())["directions"]
+    assert sorted(again) == ["generate", "parse"]  # the other direction's entry is kept
+    assert Signature(again["parse"]["signature"]).fields["cap"] == "none"  # re-scored
 
 
 def _cli(*args, stdin: str | None = None):
