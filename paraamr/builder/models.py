@@ -210,12 +210,21 @@ class TrainedStog:
     strings with ``# ::snt``, or ``None`` for an answer that does not deserialize (a reject at
     stage ``parse``)."""
 
-    def __init__(self, model_dir: str, batch_size: int = 16, device: str | None = None):
+    def __init__(
+        self,
+        model_dir: str,
+        batch_size: int = 16,
+        device: str | None = None,
+        answer_cap: Sequence[float] | None = (7.0, 10.0),
+    ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "parse", device)
+        self.module.settings["answer_cap"] = None if answer_cap is None else list(answer_cap)
 
     def signature(self) -> str:
-        return f"amrlm-parser({Path(self.model_dir).name})"
+        cap = self.module.settings["answer_cap"]
+        cap = "none" if cap is None else "x".join(f"{float(c):g}" for c in cap)
+        return f"amrlm-parser({Path(self.model_dir).name},cap={cap})"
 
     def parse(self, sentences: Sequence[str]) -> list[str | None]:
         import penman

@@ -212,7 +212,8 @@ def test_the_builder_runs_on_the_trained_models(tmp_path, tiny_gpt2, data_dir):
     summary = json.loads((out / "build_summary.json").read_text())
     assert summary["counts"]["items"] == len(sentences) == 6
     fields = summary["signature"].split("|")
-    assert "stog:amrlm-parser(amr)" in fields and "generator:amrlm-generator(amr)" in fields
+    assert "stog:amrlm-parser(amr,cap=7x10)" in fields
+    assert "generator:amrlm-generator(amr)" in fields
     missing = subprocess.run([*cmd[:4], "stog=smollm2", "generator=smollm2",
                               f"amr_model={tmp_path / 'none'}", "lm=none"],
                              cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
