@@ -42,6 +42,9 @@ class AMRModule(Seq2SeqModule):
             answer ends near the length a sentence of that size has; ``null``: only
             ``max_target_length``. Training graphs have 4.2 tokens per sentence token
             (median; 95th percentile 6.8): ``[7, 10]`` leaves 99% of them whole.
+        no_repeat_words: ``generate`` only: no word n-gram twice in one sentence
+            (:class:`paraamr.scpn.repeats.RepeatedWordBlocker`; ``null``: off), against the
+            generator's loops ("and he hid her so he hid her so ...").
         **kwargs: the settings of :class:`~paraamr.top.module.Seq2SeqModule` (backbone,
             optimiser, lengths, ``freeze_layers``).
     """
@@ -55,6 +58,7 @@ class AMRModule(Seq2SeqModule):
         constrained: bool = True,
         max_depth: int | None = 40,
         answer_cap: Sequence[float] | None = None,
+        no_repeat_words: int | None = None,
         **kwargs: Any,
     ) -> None:
         if direction not in DIRECTIONS:
@@ -70,6 +74,7 @@ class AMRModule(Seq2SeqModule):
             raise ConfigError(f"model.answer_cap must be [ratio, extra] >= 0 or null, got "
                               f"{answer_cap!r}")  # fmt: skip
         self.settings["answer_cap"] = None if answer_cap is None else [float(x) for x in answer_cap]
+        self.settings["no_repeat_words"] = None if no_repeat_words is None else int(no_repeat_words)
         self.settings.pop("labels", None)
         self.settings.pop("add_label_tokens", None)
         self._brackets: BracketTable | None = None
@@ -101,6 +106,16 @@ class AMRModule(Seq2SeqModule):
                      for x in sources]  # fmt: skip
             start = batch["input_ids"].shape[1]
             gen["logits_processor"] = LogitsProcessorList([ConstrainedLogits(rules, start)])
+        n = self.settings.get("no_repeat_words")
+        if n and self.settings["direction"] == "generate":
+            from transformers import LogitsProcessorList
+
+            from paraamr.scpn.repeats import RepeatedWordBlocker
+
+            start = batch["input_ids"].shape[1]
+            gen["logits_processor"] = LogitsProcessorList(
+                [RepeatedWordBlocker(self.tokenizer, start, n)]
+            )
         out = self.generate_ids(batch, **gen)
         return [decode_ids(self.tokenizer, ids) for ids in out]
 

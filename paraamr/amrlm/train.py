@@ -34,12 +34,14 @@ def signature(cfg: DictConfig, direction: str) -> Signature:
     """``amr:<direction>|model:…|data:…|steps:…|…|versions:…`` of one direction's scores."""
     m = cfg.model
     steps = cfg.stages[ROLE_OF[direction]].trainer.max_steps
+    stage = OmegaConf.merge(m, cfg.stages[ROLE_OF[direction]].get("model") or {})
     return Signature.build(
         ("amr", direction),
         ("model", m.model_name_or_path),
         ("freeze", m.get("freeze_layers")),
         ("constrained", bool(m.get("constrained")) and direction == "parse"),
         ("cap", _cap(m.get("answer_cap")) if direction == "parse" else "none"),
+        ("no_repeat", stage.get("no_repeat_words") if direction == "generate" else None),
         ("lr", m.lr),
         ("steps", steps),
         ("batch", cfg.data.batch_size),
@@ -106,9 +108,10 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         )
         t1 = time.perf_counter()
         module = AMRModule.from_saved(trained["model_dir"])
-        if direction == "parse":  # decoding settings come from the config (a re-scored model)
-            cap = sub.model.get("answer_cap")
-            module.settings["answer_cap"] = None if cap is None else [float(x) for x in cap]
+        # decoding settings come from the config (a rerun re-scores a finished model)
+        cap, n = sub.model.get("answer_cap"), sub.model.get("no_repeat_words")
+        module.settings["answer_cap"] = None if cap is None else [float(x) for x in cap]
+        module.settings["no_repeat_words"] = None if n is None else int(n)
         batch = int(cfg.eval.batch_size)
         if direction == "parse":
             scores = evaluate_parser(module, split["test"], batch, cfg.get("progress", True))

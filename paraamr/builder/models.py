@@ -246,12 +246,20 @@ class TrainedGenerator:
     ``DIR/generator/model``): each one-line graph serialized from its top as in training,
     length-sorted batches; ``clipped`` when the graph was longer than the model reads."""
 
-    def __init__(self, model_dir: str, batch_size: int = 16, device: str | None = None):
+    def __init__(
+        self,
+        model_dir: str,
+        batch_size: int = 16,
+        device: str | None = None,
+        no_repeat_words: int | None = 4,
+    ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "generate", device)
+        self.module.settings["no_repeat_words"] = no_repeat_words
 
     def signature(self) -> str:
-        return f"amrlm-generator({Path(self.model_dir).name})"
+        n = self.module.settings["no_repeat_words"]
+        return f"amrlm-generator({Path(self.model_dir).name},no-repeat={n})"
 
     def generate(self, graphs: Sequence[str]) -> list[tuple[str, bool]]:
         from paraamr.amr.serialize import serialize

@@ -213,7 +213,7 @@ def test_the_builder_runs_on_the_trained_models(tmp_path, tiny_gpt2, data_dir):
     assert summary["counts"]["items"] == len(sentences) == 6
     fields = summary["signature"].split("|")
     assert "stog:amrlm-parser(amr,cap=7x10)" in fields
-    assert "generator:amrlm-generator(amr)" in fields
+    assert "generator:amrlm-generator(amr,no-repeat=4)" in fields
     missing = subprocess.run([*cmd[:4], "stog=smollm2", "generator=smollm2",
                               f"amr_model={tmp_path / 'none'}", "lm=none"],
                              cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
@@ -244,3 +244,22 @@ def test_the_answer_cap_ends_each_graph_near_its_sentence_length(tiny_gpt2, data
     assert max(len([t for t in ids if t != eos]) for ids in seen[0].tolist()) < 60
     with pytest.raises(ConfigError, match="answer_cap"):
         AMRModule(model_name_or_path=str(tiny_gpt2), arch="causal", answer_cap=[1.0])
+
+
+def test_the_generator_writes_no_word_ngram_twice(tiny_gpt2, data_dir):
+    from paraamr.amrlm.data import generate_pairs
+    from paraamr.amrlm.module import AMRModule
+
+    items = [(e.sentence, e.graph) for e in load_split(data_dir, "test", limit=4)]
+    prompts = [p for p, _ in generate_pairs(items)]
+
+    def grams(text: str) -> list[tuple[str, ...]]:
+        w = text.split()
+        return [tuple(w[i : i + 3]) for i in range(len(w) - 2)]
+
+    kw = dict(model_name_or_path=str(tiny_gpt2), arch="causal", direction="generate",
+              max_source_length=64, max_target_length=40)  # fmt: skip
+    looping = AMRModule(**kw).generate(prompts)
+    assert any(len(set(grams(a))) < len(grams(a)) for a in looping)  # the noise repeats itself
+    for answer in AMRModule(**kw, no_repeat_words=3).generate(prompts):
+        assert len(set(grams(answer))) == len(grams(answer)), answer
