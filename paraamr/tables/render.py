@@ -148,9 +148,10 @@ def render_markdown(
         lines += ["", layout.note]
     locks = locks_named(str(r["signature"]) for r in signed)
     if locks:
-        lines += ["", f"Environment: installed from lock {', '.join(f'`{x}`' for x in locks)} "
-                  "(first 12 hex digits of the SHA-256 of `requirements/py3.X.txt`, "
-                  "`make setup`; `+drift`: versions differed from it)."]  # fmt: skip
+        lines += ["", f"Environment (lock): {', '.join(f'`{x}`' for x in locks)}. A lock id is "
+                  "the first 12 hex digits of the SHA-256 of the `requirements/py3.X.txt` that "
+                  "`make setup` installed (`+drift`: versions differed from it); `unlocked`: "
+                  "`make setup UNLOCKED=1`; `none`: not installed by `make setup`."]  # fmt: skip
     lines += list(footer)
     return "\n".join(lines) + "\n"
 
