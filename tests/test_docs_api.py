@@ -77,7 +77,7 @@ def test_the_extension_fences_prose_doctests_only():
     mod = importlib.util.module_from_spec(from_file)
     from_file.loader.exec_module(mod)
     p = ">" * 3
-    text = f'Intro.\n\n{p} rows[0]["row"]\n\'A\'\n\nExamples:\n    {p} f()\n    1\n\nEnd.'
+    text = f"Intro.\n\n{p} rows[0][\"row\"]\n'A'\n\nExamples:\n    {p} f()\n    1\n\nEnd."
     assert mod.fence_doctests(text).splitlines() == [
         "Intro.", "", "```pycon", f'{p} rows[0]["row"]', "'A'", "```", "",
         "Examples:", f"    {p} f()", "    1", "", "End.",
