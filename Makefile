@@ -14,7 +14,7 @@ comma := ,
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lock test test-slow test-full docs docs-serve lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
-	models tiny-models build build-demo table1 bench-build bench-simcse clean
+	models tiny-models build build-offline build-demo table1 bench-build bench-simcse clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -112,6 +112,14 @@ INPUT ?=
 BUILD_OUT ?= results/build
 build: setup ## build a ParaAMR-style corpus: make build INPUT=sentences.txt BUILD_OUT=dir [ARGS=...]
 	$(PY) experiments/build.py input=$(INPUT) out_dir=$(BUILD_OUT) $(ARGS)
+
+AMR_MODEL ?= results/amr/seed0
+build-offline: setup ## offline corpus from your sentences: trains the AMR models into AMR_MODEL when missing (~45 min on 2 cores), then builds: make build-offline INPUT=sentences.txt
+	@test -n "$(INPUT)" && test -f "$(INPUT)" || { echo "make build-offline: INPUT=FILE is required (one sentence a line): '$(INPUT)' is no file" >&2; exit 2; }
+	test -f $(AMR_MODEL)/parser/model/amr_module.json -a -f $(AMR_MODEL)/generator/model/amr_module.json \
+		|| $(PY) experiments/train_amr.py out_dir=$(AMR_MODEL)
+	$(PY) experiments/build.py input=$(INPUT) out_dir=$(BUILD_OUT) stog=smollm2 generator=smollm2 \
+		amr_model=$(AMR_MODEL) lm=smollm2 $(ARGS)
 
 build-demo: tiny-models ## offline demo: gold Little Prince AMR graphs -> re-focused graphs -> (tiny-model) text
 	$(PY) -m paraamr.builder.demo --out results/build-demo $(ARGS)

@@ -263,3 +263,16 @@ def test_the_generator_writes_no_word_ngram_twice(tiny_gpt2, data_dir):
     assert any(len(set(grams(a))) < len(grams(a)) for a in looping)  # the noise repeats itself
     for answer in AMRModule(**kw, no_repeat_words=3).generate(prompts):
         assert len(set(grams(answer))) == len(grams(answer)), answer
+
+
+def test_make_build_offline_trains_when_the_models_are_missing_then_builds(tmp_path):
+    """Dry-run (``make -n``): the training runs only when a model folder lacks its sidecar,
+    then the builder runs on the trained models."""
+    r = subprocess.run(["make", "-n", "build-offline", "INPUT=README.md",
+                        f"AMR_MODEL={tmp_path}"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.replace("\\\n", " ")
+    assert f"test -f {tmp_path}/parser/model/amr_module.json" in out
+    assert "|| " in out and f"experiments/train_amr.py out_dir={tmp_path}" in out
+    assert "stog=smollm2 generator=smollm2" in out and f"amr_model={tmp_path}" in out
