@@ -22,10 +22,19 @@ from paraamr.errors import ConfigError
 from paraamr.lms.constrained import ConstrainedLogits
 from paraamr.top.module import Seq2SeqModule, decode_ids
 
-__all__ = ["AMRModule", "DIRECTIONS", "AMR_MODULE_FILE"]
+__all__ = ["AMRModule", "DIRECTIONS", "AMR_MODULE_FILE", "cap_label"]
 
 DIRECTIONS = ("parse", "generate")
 AMR_MODULE_FILE = "amr_module.json"
+
+
+def cap_label(cap: Sequence[float] | None) -> str:
+    """``answer_cap`` as signatures write it.
+
+    >>> cap_label([7.0, 10]), cap_label(None)
+    ('7x10', 'none')
+    """
+    return "none" if cap is None else "x".join(f"{float(c):g}" for c in cap)
 
 
 class AMRModule(Seq2SeqModule):
@@ -70,11 +79,7 @@ class AMRModule(Seq2SeqModule):
             raise ConfigError("model.constrained=true needs a decoder-only model (arch causal)")
         self.settings.update(direction=direction, constrained=bool(constrained and direction ==
                                                                     "parse"))  # fmt: skip
-        if answer_cap is not None and (len(answer_cap) != 2 or min(answer_cap) < 0):
-            raise ConfigError(f"model.answer_cap must be [ratio, extra] >= 0 or null, got "
-                              f"{answer_cap!r}")  # fmt: skip
-        self.settings["answer_cap"] = None if answer_cap is None else [float(x) for x in answer_cap]
-        self.settings["no_repeat_words"] = None if no_repeat_words is None else int(no_repeat_words)
+        self.set_decoding(answer_cap, no_repeat_words)
         self.settings.pop("labels", None)
         self.settings.pop("add_label_tokens", None)
         self._brackets: BracketTable | None = None
@@ -118,6 +123,15 @@ class AMRModule(Seq2SeqModule):
             )
         out = self.generate_ids(batch, **gen)
         return [decode_ids(self.tokenizer, ids) for ids in out]
+
+    def set_decoding(self, answer_cap: Sequence[float] | None, no_repeat_words: int | None) -> None:
+        """Set the decoding settings (checked): a saved model decodes with other ones when
+        re-scored or used by the builder."""
+        if answer_cap is not None and (len(answer_cap) != 2 or min(answer_cap) < 0):
+            raise ConfigError(f"model.answer_cap must be [ratio, extra] >= 0 or null, got "
+                              f"{answer_cap!r}")  # fmt: skip
+        self.settings["answer_cap"] = None if answer_cap is None else [float(x) for x in answer_cap]
+        self.settings["no_repeat_words"] = None if no_repeat_words is None else int(no_repeat_words)
 
     def answer_limit(self, source: str, limit: int) -> int:
         """The most answer tokens for ``source``: ``limit``, or less under ``answer_cap``."""

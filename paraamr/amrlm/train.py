@@ -32,6 +32,8 @@ SCORES = "scores.json"
 
 def signature(cfg: DictConfig, direction: str) -> Signature:
     """``amr:<direction>|model:…|data:…|steps:…|…|versions:…`` of one direction's scores."""
+    from paraamr.amrlm.module import cap_label
+
     m = cfg.model
     steps = cfg.stages[ROLE_OF[direction]].trainer.max_steps
     stage = OmegaConf.merge(m, cfg.stages[ROLE_OF[direction]].get("model") or {})
@@ -40,7 +42,7 @@ def signature(cfg: DictConfig, direction: str) -> Signature:
         ("model", m.model_name_or_path),
         ("freeze", m.get("freeze_layers")),
         ("constrained", bool(m.get("constrained")) and direction == "parse"),
-        ("cap", _cap(m.get("answer_cap")) if direction == "parse" else "none"),
+        ("cap", cap_label(m.get("answer_cap")) if direction == "parse" else "none"),
         ("no_repeat", stage.get("no_repeat_words") if direction == "generate" else None),
         ("lr", m.lr),
         ("steps", steps),
@@ -52,10 +54,6 @@ def signature(cfg: DictConfig, direction: str) -> Signature:
         ("seed", cfg.seed),
         ("versions", versions_field(("torch", "transformers", "sacrebleu"))),
     )
-
-
-def _cap(cap: Any) -> str:
-    return "none" if cap is None else "x".join(f"{float(c):g}" for c in cap)
 
 
 def _direction_config(cfg: DictConfig, direction: str) -> DictConfig:
@@ -109,9 +107,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         t1 = time.perf_counter()
         module = AMRModule.from_saved(trained["model_dir"])
         # decoding settings come from the config (a rerun re-scores a finished model)
-        cap, n = sub.model.get("answer_cap"), sub.model.get("no_repeat_words")
-        module.settings["answer_cap"] = None if cap is None else [float(x) for x in cap]
-        module.settings["no_repeat_words"] = None if n is None else int(n)
+        module.set_decoding(sub.model.get("answer_cap"), sub.model.get("no_repeat_words"))
         batch = int(cfg.eval.batch_size)
         if direction == "parse":
             scores = evaluate_parser(module, split["test"], batch, cfg.get("progress", True))

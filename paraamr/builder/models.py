@@ -219,11 +219,12 @@ class TrainedStog:
     ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "parse", device)
-        self.module.settings["answer_cap"] = None if answer_cap is None else list(answer_cap)
+        self.module.set_decoding(answer_cap, None)
 
     def signature(self) -> str:
-        cap = self.module.settings["answer_cap"]
-        cap = "none" if cap is None else "x".join(f"{float(c):g}" for c in cap)
+        from paraamr.amrlm.module import cap_label
+
+        cap = cap_label(self.module.settings["answer_cap"])
         return f"amrlm-parser({Path(self.model_dir).name},cap={cap})"
 
     def parse(self, sentences: Sequence[str]) -> list[str | None]:
@@ -255,7 +256,7 @@ class TrainedGenerator:
     ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "generate", device)
-        self.module.settings["no_repeat_words"] = no_repeat_words
+        self.module.set_decoding(None, no_repeat_words)
 
     def signature(self) -> str:
         n = self.module.settings["no_repeat_words"]
