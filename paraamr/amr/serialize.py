@@ -34,7 +34,23 @@ import penman
 
 from paraamr.errors import AMRError
 
-__all__ = ["serialize", "deserialize", "plain_graph", "smatch_counts", "smatch_score"]
+__all__ = ["serialize", "deserialize", "plain_graph", "smatch_counts", "smatch_score",
+           "PLACEHOLDER", "is_placeholder"]  # fmt: skip
+
+#: the one-node graph ``paraamr amr parse`` writes for a line that yields no graph, so its output
+#: stays aligned with its input; the builder rejects it at stage ``parse`` (never generates from it)
+PLACEHOLDER = "(e / amr-empty)"
+
+
+def is_placeholder(graph: penman.Graph) -> bool:
+    """Whether ``graph`` is :data:`PLACEHOLDER` (whatever its variable and metadata).
+
+    >>> is_placeholder(penman.decode("# ::snt x\n(e / amr-empty)"))
+    True
+    >>> is_placeholder(penman.decode("(e / empty-01)"))
+    False
+    """
+    return [t[2] for t in graph.triples] == ["amr-empty"] and graph.triples[0][1] == ":instance"
 
 
 def plain_graph(graph: str | penman.Graph) -> str:

@@ -20,13 +20,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from paraamr.amr.serialize import PLACEHOLDER
 from paraamr.errors import InputError
 from paraamr.utils import whole_number
 
 __all__ = ["add_amr_parser", "run_amr", "parse_lines", "read_graph_blocks", "generate_blocks",
            "PLACEHOLDER", "model_dir"]  # fmt: skip
 
-PLACEHOLDER = "(e / amr-empty)"
 _ROLE = {"parse": "parser", "generate": "generator"}
 
 

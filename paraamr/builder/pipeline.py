@@ -120,6 +120,7 @@ class Builder:
     def process_chunk(self, items: list[Item]) -> tuple[list[dict], list[dict], Counter]:
         """Records (canonical format + ``line``), rejects (line, text, stage, reason), counts."""
         from paraamr.amr.refocus import candidate_foci, linearize, refocus
+        from paraamr.amr.serialize import PLACEHOLDER, is_placeholder
         from paraamr.builder.graphs import decode_amr
 
         rejects: list[dict] = []
@@ -151,6 +152,9 @@ class Builder:
                 continue
             try:
                 graph, n_trees = decode_amr(it.graph)
+                if is_placeholder(graph):  # `paraamr amr parse` found no graph for this line
+                    self._reject(rejects, it, "parse", f"placeholder graph {PLACEHOLDER}")
+                    continue
                 foci = candidate_foci(
                     graph,
                     self.cfg.focus_policy,

@@ -92,6 +92,15 @@ CASES = {
         "input",
         r"malformed PENMAN graph: unexpected text after the graph: 'and more'",
     ),
+    "parse-command-placeholder": (  # `paraamr amr parse` found no graph: never generated from
+        "in.amr",
+        PENMAN_OK + "\n# ::snt A sentence the parser lost.\n(e / amr-empty)\n\n" + PENMAN_OK,
+        "penman",
+        None,
+        4,
+        "parse",
+        r"placeholder graph \(e / amr-empty\)",
+    ),
     "all-paraphrases-equal-the-source": (
         "in.amr",
         PENMAN_OK + "\n# ::snt Boy want .\n(w / want-01 :ARG0 (b / boy))\n\n" + PENMAN_OK,
