@@ -173,6 +173,21 @@ def _cmd_table1(a) -> None:
     json.dump(stats, sys.stdout, indent=2)
 
 
+def _cmd_sources(a) -> None:
+    from paraamr.corpus.errors import CLI_HINT, SkipLog
+    from paraamr.corpus.readers import read_corpus, require_records
+
+    skips = SkipLog(a.on_error, hint=CLI_HINT)
+    records = require_records(read_corpus(a.corpus, a.format, skips), a.corpus, skips=skips)
+    seen: set[str] = set()
+    for r in records:  # distinct sources, first-seen order: the builder's input
+        text = " ".join(r.text.split())
+        if text and text not in seen:
+            seen.add(text)
+            print(text)
+    print(f"sources: {len(seen)} distinct source sentences of {a.corpus}", file=sys.stderr)
+
+
 def _cmd_humaneval(a) -> None:
     from paraamr.corpus.specs import parse_corpus_specs
 
@@ -315,6 +330,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="default: from the extension (.jsonl: the built corpus's)")  # fmt: skip
     t1.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     t1.set_defaults(func=_cmd_table1)
+    so = sub.add_parser("sources", help="the distinct source sentences of a corpus, one a line "
+                        "(input for the builder)")  # fmt: skip
+    so.add_argument("corpus", help="corpus file (a folder for the ParaBank-Eval formats)")
+    so.add_argument("--format", default=None, choices=FORMATS)
+    so.add_argument("--on-error", default="raise", choices=("raise", "skip"))
+    so.set_defaults(func=_cmd_sources)
     from paraamr.amrlm.cli import add_amr_parser
     from paraamr.scpn.cli import add_paraphrase_parser
 

@@ -292,3 +292,23 @@ def test_counts_are_whole_numbers_from_1_checked_by_argparse(capsys, argv):
         main(argv)
     err = capsys.readouterr().err
     assert e.value.code == 2 and "must be a whole number >= 1" in err and "Traceback" not in err
+
+
+def test_sources_are_distinct_in_first_seen_order(tmp_path, capsys):
+    p = tmp_path / "c.tsv"
+    p.write_text("B  cat.\tOne cat.\nB cat.\tThe cat.\nA dog.\tHound.\nB cat.\tAgain.\n")
+    main(["sources", str(p), "--format", "pairs"])
+    out = capsys.readouterr()
+    assert out.out == "B cat.\nA dog.\n"  # whitespace collapsed, repeats once, input order
+    assert "2 distinct source sentences" in out.err
+
+
+def test_sources_of_parabank_eval_are_its_400_references(data_dir, capsys):
+    import csv
+
+    refs = data_dir / "paraphrase" / "parabank-eval"
+    with open(refs / "ref.tsv", newline="", encoding="utf-8") as fh:  # quoted TSV, read by csv
+        want = [" ".join(r["ref_sent"].split()) for r in csv.DictReader(fh, delimiter="\t")]
+    main(["sources", str(refs), "--format", "parabank-eval-parabank1"])
+    got = capsys.readouterr().out.splitlines()
+    assert len(want) == 400 and sorted(got) == sorted(want)

@@ -1,15 +1,22 @@
 """Which corpora to compare: ``name=FILE[:format]`` specs, read by every multi-corpus stage
-(Table 2, the human-evaluation kit, Table 3's examples).
+(Table 2, the human-evaluation kit, Table 3's examples). A ``FILE`` written ``data:REL`` is
+``REL`` inside the data folder (:func:`in_data_dir`), so a preset names the shared data
+without knowing where it lies.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from paraamr.corpus.readers import FORMATS
 from paraamr.errors import ParaAMRError
 
-__all__ = ["CorpusSpec", "parse_corpus_specs"]
+__all__ = ["CorpusSpec", "parse_corpus_specs", "in_data_dir", "DATA_PREFIX"]
+
+#: a corpus path that starts with this lies inside the data folder
+DATA_PREFIX = "data:"
 
 
 @dataclass(frozen=True)
@@ -43,4 +50,20 @@ def parse_corpus_specs(spec: str | list[str]) -> list[CorpusSpec]:
         out.append(CorpusSpec(name, path, fmt))
     if len({c.name for c in out}) != len(out):
         raise ParaAMRError("corpus names must be unique")
+    return out
+
+
+def in_data_dir(specs: list[CorpusSpec], data_dir: Callable[[], Path]) -> list[CorpusSpec]:
+    """``specs`` with every ``data:REL`` path made ``<data folder>/REL``; ``data_dir`` is called
+    only when a spec needs it (other corpora need no data folder).
+
+    >>> specs = parse_corpus_specs("A=data:para/x_src.txt:src-trg B=b.jsonl")
+    >>> [(s.path, s.fmt) for s in in_data_dir(specs, lambda: Path("/d"))]
+    [('/d/para/x_src.txt', 'src-trg'), ('b.jsonl', None)]
+    """
+    out = []
+    for s in specs:
+        if s.path.startswith(DATA_PREFIX):
+            s = replace(s, path=str(data_dir() / s.path.removeprefix(DATA_PREFIX)))
+        out.append(s)
     return out

@@ -9,10 +9,10 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from paraamr.corpus.errors import SkipLog
-from paraamr.corpus.specs import parse_corpus_specs
+from paraamr.corpus.specs import in_data_dir, parse_corpus_specs
 from paraamr.corpus.subset import common_subset
 from paraamr.datadir import resolve_data_dir
-from paraamr.errors import DataNotFoundError
+from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.metrics.semantic import encoder_label
 from paraamr.metrics.signature import metric_signature
 from paraamr.shards import Shard
@@ -36,12 +36,21 @@ log = logging.getLogger(__name__)
 
 
 def _specs(cfg: DictConfig):
-    """(corpus specs, data label for signatures, human description of the data)."""
+    """(corpus specs, data label for signatures, human description of the data): ``corpora``,
+    else the ParaBank-Eval defaults; ``extra_corpora`` are added after either."""
+    extra = parse_corpus_specs(str(cfg.extra_corpora)) if cfg.get("extra_corpora") else []
     if cfg.corpora:
-        return parse_corpus_specs(str(cfg.corpora)), "user-corpora", "user corpora"
-    data = resolve_data_dir(cfg.data_dir)
-    where = f"ParaBank-Eval sample ({data}/paraphrase/parabank-eval)"
-    return default_corpora(data), "ParaBank-Eval-sample", where
+        specs, label, where = parse_corpus_specs(str(cfg.corpora)), "user-corpora", "user corpora"
+    else:
+        data = resolve_data_dir(cfg.data_dir)
+        where = f"ParaBank-Eval sample ({data}/paraphrase/parabank-eval)"
+        specs, label = default_corpora(data), "ParaBank-Eval-sample"
+        if extra:
+            label, where = f"{label}+user-corpora", f"{where} and user corpora"
+    specs = specs + extra
+    if len({s.name for s in specs}) != len(specs):
+        raise ParaAMRError("corpus names must be unique (corpora and extra_corpora)")
+    return in_data_dir(specs, lambda: resolve_data_dir(cfg.data_dir)), label, where
 
 
 def score_table2(cfg: DictConfig) -> tuple[list[str], str]:

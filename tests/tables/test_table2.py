@@ -202,3 +202,35 @@ def test_data_dir_falls_back_to_project_data(tmp_path, monkeypatch):
     assert resolve_data_dir(None, project_root=proj) == proj / "data"
     (tmp_path / "shared" / "data").mkdir(parents=True)
     assert resolve_data_dir(None, project_root=proj) == tmp_path / "shared" / "data"
+
+
+def test_extra_corpora_follow_the_rows_and_data_paths_lie_in_data_dir(tmp_path, compose_config):
+    data = tmp_path / "data" / "para"
+    data.mkdir(parents=True)
+    (data / "x_src.txt").write_text("The cat sat on the mat.\n")
+    (data / "x_trg.txt").write_text("A cat was sitting on the mat.\n")
+    a = tmp_path / "a.tsv"
+    a.write_text("The cat sat on the mat.\tOn the mat sat the cat.\n")
+    res = run_table2(
+        compose_config(
+            "table2",
+            f"out_dir={tmp_path}/out",
+            f"data_dir={tmp_path}/data",
+            f"corpora='A={a}:pairs'",
+            "extra_corpora='N=data:para/x_src.txt:src-trg'",
+            "progress=false",
+            "wandb.enabled=false",
+        )
+    )
+    assert [(r["dataset"], r["n_pairs"]) for r in res["rows"]] == [("A", 1), ("N", 1)]
+
+
+def test_extra_corpora_are_added_to_the_default_rows(data_dir, compose_config):
+    from paraamr.tables.run_table2 import _specs
+
+    cfg = compose_config("table2", f"data_dir={data_dir}", "extra_corpora='X=x.jsonl'")
+    specs, label, _ = _specs(cfg)
+    assert [s.name for s in specs] == ["ParaNMT", "ParaBank1", "X"]
+    assert label == "ParaBank-Eval-sample+user-corpora"
+    with pytest.raises(ParaAMRError, match="unique"):
+        _specs(compose_config("table2", f"data_dir={data_dir}", "extra_corpora='ParaNMT=x.jsonl'"))
