@@ -14,7 +14,7 @@ comma := ,
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lock test test-slow test-full docs docs-serve lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
-	models tiny-models build build-offline build-demo table1 bench-build bench-simcse clean
+	models tiny-models build amr-model build-offline corpus-offline build-demo table1 bench-build bench-simcse clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -114,12 +114,40 @@ build: setup ## build a ParaAMR-style corpus: make build INPUT=sentences.txt BUI
 	$(PY) experiments/build.py input=$(INPUT) out_dir=$(BUILD_OUT) $(ARGS)
 
 AMR_MODEL ?= results/amr/seed0
-build-offline: setup ## offline corpus from your sentences: trains the AMR models into AMR_MODEL when missing (~45 min on 2 cores), then builds: make build-offline INPUT=sentences.txt
-	@test -n "$(INPUT)" && test -f "$(INPUT)" || { echo "make build-offline: INPUT=FILE is required (one sentence a line): '$(INPUT)' is no file" >&2; exit 2; }
+amr-model: setup ## the AMR parser and generator trained here, into AMR_MODEL, when missing (~45 min on 2 cores)
 	test -f $(AMR_MODEL)/parser/model/amr_module.json -a -f $(AMR_MODEL)/generator/model/amr_module.json \
 		|| $(PY) experiments/train_amr.py out_dir=$(AMR_MODEL)
-	$(PY) experiments/build.py input=$(INPUT) out_dir=$(BUILD_OUT) stog=smollm2 generator=smollm2 \
-		amr_model=$(AMR_MODEL) lm=smollm2 $(ARGS)
+
+BUILD_AMR = $(PY) experiments/build.py stog=smollm2 generator=smollm2 amr_model=$(AMR_MODEL) lm=smollm2
+build-offline: setup ## offline corpus from your sentences: trains the AMR models into AMR_MODEL when missing (~45 min on 2 cores), then builds: make build-offline INPUT=sentences.txt
+	@test -n "$(INPUT)" && test -f "$(INPUT)" || { echo "make build-offline: INPUT=FILE is required (one sentence a line): '$(INPUT)' is no file" >&2; exit 2; }
+	$(MAKE) amr-model AMR_MODEL=$(AMR_MODEL)
+	$(BUILD_AMR) input=$(INPUT) out_dir=$(BUILD_OUT) $(ARGS)
+
+# The offline analogue of ParaAMR on real text: ParaBank-Eval's 400 sources and ParaNMT-small's 499
+# (valid_src.txt), each parsed once into BUILT/<set>.amr, built with re-focusing (BUILT/<set>/all)
+# and without (BUILT/<set>/top), then Table 2 beside ParaNMT (and ParaBank-1). Every step resumes.
+BUILT ?= results/built
+DATA ?= $(or $(PARAAMR_DATA),../shared/data)
+SOURCE_SETS := parabank_eval paranmt_small
+.PRECIOUS: $(BUILT)/%_sources.txt $(BUILT)/%.amr
+$(BUILT)/parabank_eval_sources.txt:
+	mkdir -p $(@D) && $(PY) -m paraamr.cli sources $(DATA)/paraphrase/parabank-eval \
+		--format parabank-eval-parabank1 > $@.part && mv $@.part $@
+$(BUILT)/paranmt_small_sources.txt:
+	mkdir -p $(@D) && $(PY) -m paraamr.cli sources \
+		$(DATA)/paraphrase/qqppos-paranmt-small/para/valid_src.txt --format src-trg > $@.part && mv $@.part $@
+$(BUILT)/%.amr: $(BUILT)/%_sources.txt | amr-model
+	$(PY) -m paraamr.cli amr parse --model $(AMR_MODEL) --input $< > $@.part && mv $@.part $@
+$(BUILT)/%/all/corpus.jsonl: $(BUILT)/%.amr
+	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/all keep_graphs=true $(ARGS)
+$(BUILT)/%/top/corpus.jsonl: $(BUILT)/%.amr
+	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/top focus.policy=top $(ARGS)
+corpus-offline: setup $(foreach s,$(SOURCE_SETS),$(BUILT)/$(s)/all/corpus.jsonl $(BUILT)/$(s)/top/corpus.jsonl) ## ParaAMR offline analogue: ParaBank-Eval and ParaNMT-small sources parsed, built with and without re-focusing, Table 2 (~2.5 h on 2 cores, plus training when AMR_MODEL is missing)
+	$(PY) experiments/table2.py +experiment=table2_built built_dir=$(BUILT)/parabank_eval \
+		out_dir=$(BUILT)/table2-parabank-eval
+	$(PY) experiments/table2.py +experiment=table2_built_paranmt_small \
+		built_dir=$(BUILT)/paranmt_small out_dir=$(BUILT)/table2-paranmt-small
 
 build-demo: tiny-models ## offline demo: gold Little Prince AMR graphs -> re-focused graphs -> (tiny-model) text
 	$(PY) -m paraamr.builder.demo --out results/build-demo $(ARGS)
@@ -131,8 +159,10 @@ table1: setup ## Table 1 statistics of a corpus: make table1 CORPUS=file.jsonl
 bench-simcse: setup ## SimCSE training sentences/s (pl.Trainer, same batch) and STS evaluation time: MiniLM vs random bert-base
 	$(PY) benchmarks/bench_simcse.py --out results/bench/simcse.json
 
-bench-build: setup ## builder wrappers (AmrlibStog/AmrlibGenerator/CausalLMScorer) on real inputs, batched vs one per call, median of 3
-	$(PY) benchmarks/bench_build.py --out results/bench/build.json
+BENCH_MODELS ?= amrlib
+bench-build: setup ## builder stages batched vs one per call, median of 3: amrlib wrappers on random real-size models; BENCH_MODELS=trained: the AMR models trained here (AMR_MODEL)
+	$(PY) benchmarks/bench_build.py --models $(BENCH_MODELS) --amr-model $(AMR_MODEL) \
+		--out results/bench/build$(if $(filter trained,$(BENCH_MODELS)),-trained).json $(ARGS)
 
 clean: ## remove results and caches
 	rm -rf results outputs multirun .pytest_cache .ruff_cache

@@ -1,6 +1,8 @@
 """Benchmark the builder's model stages as the builder calls them: batched vs one per call.
 
     python benchmarks/bench_build.py --out results/bench/build.json [--n 16] [--threads 1]
+    python benchmarks/bench_build.py --models trained --amr-model results/amr/seed0 \
+        --out results/bench/build-trained.json
 
 Each stage runs the project's own wrapper on real, variable-length inputs from the shared data:
 
@@ -19,6 +21,11 @@ weights rarely emit end-of-sequence, so generation runs to ``max_out_len`` on bo
 on the output layer counts the decoder steps each side ran (``decoder_steps_per_item``), which
 shows both did the same work. One-per-call is how the authors' scripts parsed. Rates are the
 median of ``--repeats`` runs over the same ``--n`` items on both sides.
+
+``--models trained`` times the AMR models trained here instead (:mod:`paraamr.amrlm`, the
+offline defaults of the builder): :class:`paraamr.builder.models.TrainedStog` (constrained,
+capped decoding) and :class:`paraamr.builder.models.TrainedGenerator` from ``--amr-model``,
+with their real weights, so the decoder stops where the model ends its answer.
 """
 
 from __future__ import annotations
@@ -153,10 +160,12 @@ def main(argv=None) -> None:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--out", default="results/bench/build.json")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
+    ap.add_argument("--models", default="amrlib", choices=("amrlib", "trained"),
+                    help="amrlib: random, real sizes; trained: --amr-model")  # fmt: skip
+    ap.add_argument("--amr-model", default="results/amr/seed0",
+                    help="experiments/train_amr.py out_dir (with --models trained)")  # fmt: skip
     a = ap.parse_args(argv)
-    from paraamr.builder.models import AmrlibGenerator, AmrlibStog
     from paraamr.lms import load_scorer
-    from paraamr.testing.tiny_models import build_tiny_gtos, build_tiny_stog
 
     torch.set_num_threads(a.threads)
     data = Path(a.data_dir)
@@ -181,45 +190,17 @@ def main(argv=None) -> None:
             ],
             "graph_tokens_mean": statistics.mean(len(g.split()) for g in graphs),
         },
+        "models": a.models,
         "stages": {},
     }
     with tempfile.TemporaryDirectory() as tmp:
-        stog = AmrlibStog(
-            str(
-                build_tiny_stog(
-                    Path(tmp) / "stog", init_std=0.02, arch=BART_LARGE, max_out_len=a.parse_out_len
-                )
-            ),
-            batch_size=a.batch_size,
-            device=a.device,
-        )
-        gen = AmrlibGenerator(
-            str(
-                build_tiny_gtos(
-                    Path(tmp) / "gtos", init_std=0.05, arch=T5_BASE, max_out_len=a.generate_out_len
-                )
-            ),
-            batch_size=a.batch_size,
-            device=a.device,
-        )
         lm = load_scorer("smollm2", batch_size=a.batch_size, device=a.device)
-        stages = {
-            "parse (AmrlibStog, bart-large size, random)": (
-                stog.parse,
-                sents,
-                StepCounter(stog.inference.model.lm_head),
-            ),
-            "generate (AmrlibGenerator, t5-base size, random)": (
-                gen.generate,
-                graphs,
-                StepCounter(gen.inference.model.lm_head),
-            ),
-            "perplexity (CausalLMScorer, SmolLM2-135M real weights)": (
-                lm.perplexities,
-                sents,
-                None,
-            ),
-        }
+        ppl = ("perplexity (CausalLMScorer, SmolLM2-135M real weights)", lm.perplexities, sents)
+        if a.models == "trained":
+            stages = trained_stages(a.amr_model, a.batch_size, a.device, sents, graphs)
+        else:
+            stages = amrlib_stages(Path(tmp), a, sents, graphs)
+        stages[ppl[0]] = (ppl[1], ppl[2], None)
         for name, (fn, items, counter) in stages.items():
             r = time_stage(fn, items, counter, a.repeats)
             res["stages"][name] = r
@@ -229,10 +210,62 @@ def main(argv=None) -> None:
     from paraamr.figures import save_bars
     from paraamr.signature import Signature
 
-    sig = Signature.build(("bench", "build"), ("cpus", os.cpu_count()), ("n", a.n))
+    sig = Signature.build(("bench", "build"), ("models", a.models), ("cpus", os.cpu_count()),
+                          ("n", a.n))  # fmt: skip
     title = "builder stages: one call per item vs batched"
     save_bars(Path(a.out).with_suffix(""), bars(res), "items / s", sig, title)
     print(f"wrote {a.out}")
+
+
+def trained_stages(amr_model: str, batch_size: int, device: str, sents, graphs) -> dict:
+    """The builder's offline stages: the AMR models trained here, real weights."""
+    from paraamr.builder.models import TrainedGenerator, TrainedStog
+
+    stog = TrainedStog(amr_model, batch_size=batch_size, device=device)
+    gen = TrainedGenerator(amr_model, batch_size=batch_size, device=device)
+    return {
+        "parse (TrainedStog, SmolLM2-135M trained here)": (
+            stog.parse, sents, StepCounter(stog.module.model.lm_head)),
+        "generate (TrainedGenerator, SmolLM2-135M trained here)": (
+            gen.generate, graphs, StepCounter(gen.module.model.lm_head)),
+    }  # fmt: skip
+
+
+def amrlib_stages(tmp: Path, a: argparse.Namespace, sents, graphs) -> dict:
+    """amrlib's parser and generator wrappers on random models of the real models' sizes."""
+    from paraamr.builder.models import AmrlibGenerator, AmrlibStog
+    from paraamr.testing.tiny_models import build_tiny_gtos, build_tiny_stog
+
+    stog = AmrlibStog(
+        str(
+            build_tiny_stog(
+                Path(tmp) / "stog", init_std=0.02, arch=BART_LARGE, max_out_len=a.parse_out_len
+            )
+        ),
+        batch_size=a.batch_size,
+        device=a.device,
+    )
+    gen = AmrlibGenerator(
+        str(
+            build_tiny_gtos(
+                Path(tmp) / "gtos", init_std=0.05, arch=T5_BASE, max_out_len=a.generate_out_len
+            )
+        ),
+        batch_size=a.batch_size,
+        device=a.device,
+    )
+    return {
+        "parse (AmrlibStog, bart-large size, random)": (
+            stog.parse,
+            sents,
+            StepCounter(stog.inference.model.lm_head),
+        ),
+        "generate (AmrlibGenerator, t5-base size, random)": (
+            gen.generate,
+            graphs,
+            StepCounter(gen.inference.model.lm_head),
+        ),
+    }
 
 
 if __name__ == "__main__":
