@@ -294,13 +294,15 @@ def build_shard(
         postfix=builder.stage_rates,
     )
     c = state["counts"]
+    rates = ", ".join(f"{k} {v}" for k, v in builder.stage_rates().items()) or "none run"
     log.info(
-        "%s: %d items, %d records, %d paraphrases, %d rejects",
+        "%s: %d items, %d records, %d paraphrases, %d rejects; stage rates this run: %s",
         sh.name,
         c.get("items", 0),
         c.get("records", 0),
         c.get("paraphrases", 0),
         c.get("rejects", 0),
+        rates,
     )
     return state
 

@@ -276,3 +276,25 @@ def test_make_build_offline_trains_when_the_models_are_missing_then_builds(tmp_p
     assert f"test -f {tmp_path}/parser/model/amr_module.json" in out
     assert "|| " in out and f"experiments/train_amr.py out_dir={tmp_path}" in out
     assert "stog=smollm2 generator=smollm2" in out and f"amr_model={tmp_path}" in out
+
+
+def test_make_corpus_offline_parses_each_set_once_and_builds_it_twice(tmp_path):
+    """Dry-run: per source set one ``amr parse`` into BUILT/<set>.amr, read by both builds
+    (re-focused: BUILT/<set>/all; original top only: BUILT/<set>/top), then both Table 2 presets."""
+    r = subprocess.run(["make", "-n", "corpus-offline", f"BUILT={tmp_path}",
+                        f"AMR_MODEL={tmp_path}/m"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.replace("\\\n", " ").splitlines()
+    for s in ("parabank_eval", "paranmt_small"):
+        parses = [x for x in lines if "amr parse" in x and f"{tmp_path}/{s}.amr.part" in x]
+        assert len(parses) == 1 and f"--input {tmp_path}/{s}_sources.txt" in parses[0]
+        builds = [
+            x for x in lines if "experiments/build.py" in x and f"input={tmp_path}/{s}.amr" in x
+        ]
+        assert len(builds) == 2
+        assert any(f"out_dir={tmp_path}/{s}/all" in b and "focus.policy" not in b for b in builds)
+        assert any(f"out_dir={tmp_path}/{s}/top" in b and "focus.policy=top" in b for b in builds)
+    tables = [x for x in lines if "experiments/table2.py" in x]
+    assert [t.split("+experiment=")[1].split()[0] for t in tables] == [
+        "table2_built", "table2_built_paranmt_small"]  # fmt: skip

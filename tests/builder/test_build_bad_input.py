@@ -189,3 +189,15 @@ def test_build_checks_input_then_models_in_one_line_each(tmp_path):
         assert lines[0].startswith("build.py: error: ") and says in lines[0], (args, lines[0])
         if "make" not in says:  # the input fails before the models are looked at
             assert "make" not in lines[0]
+
+
+def test_the_shard_log_names_each_stage_rate(tmp_path, caplog):
+    """Without a progress bar the stage rates still reach the user: the shard's last log line."""
+    import logging
+
+    path = tmp_path / "in.txt"
+    path.write_text("The boy wants to go.\nHe left.\n")
+    with caplog.at_level(logging.INFO, logger="paraamr.builder.pipeline"):
+        _run(path, "text", "skip", tmp_path / "out", TableStog())
+    (line,) = [r.getMessage() for r in caplog.records if "stage rates" in r.getMessage()]
+    assert re.search(r"2 items, 2 records, .*stage rates this run: parse [\d.]+/s, generate", line)
