@@ -92,13 +92,7 @@ class SCPNParaphraser:
             nearest template, counted, so every example gets one candidate per template as with
             the paper's trained parse generator; see :mod:`paraamr.scpn.parse_generator`) or
             ``skip`` (that candidate has no output).
-
-    Raises:
-        ConfigError: on first use, when ``paraamr.scpn`` is not installed (the paraphrase
-            augmentation rows need it).
     """
-
-    MODULE = "paraamr.scpn.paraphrase"
 
     def __init__(
         self,
@@ -124,18 +118,9 @@ class SCPNParaphraser:
 
     def _load(self) -> Any:
         if self._impl is None:
-            import importlib
+            from paraamr.scpn.paraphrase import Paraphraser  # Table 6's paraphraser
 
-            try:
-                mod = importlib.import_module(self.MODULE)
-            except ModuleNotFoundError as e:
-                raise ConfigError(
-                    f"augment.paraphraser: {self.MODULE} is not available ({e}); paraphrase "
-                    "augmentation needs the syntax-controlled paraphraser of Table 6 "
-                    "(paraamr.scpn) and a trained model (augment=none / augment=repeat run "
-                    "without it)"
-                ) from None
-            self._impl = mod.Paraphraser.load(
+            self._impl = Paraphraser.load(
                 self.model,
                 self.parse_generator,
                 batch_size=self.batch_size,
