@@ -25,7 +25,7 @@ from paraamr.errors import InputError
 from paraamr.utils import whole_number
 
 __all__ = ["add_amr_parser", "run_amr", "parse_lines", "read_graph_blocks", "generate_blocks",
-           "PLACEHOLDER", "model_dir"]  # fmt: skip
+           "PLACEHOLDER", "model_dir", "report_clipped"]  # fmt: skip
 
 _ROLE = {"parse": "parser", "generate": "generator"}
 
@@ -101,6 +101,18 @@ def _load(where: Path) -> Any:
     return AMRModule.from_saved(where)
 
 
+def report_clipped(module: Any, prompts: list[str], what: str, command: str) -> int:
+    """Count (on stderr) the prompts longer than the model reads (``max_source_length``
+    tokens: the rest is cut before decoding); returns the count."""
+    limit = module.settings["max_source_length"]
+    n = sum(len(module.units(p)) > limit for p in prompts)
+    if n:
+        print(f"amr {command}: {n} of {len(prompts)} {what} are longer than the model reads "
+              f"({limit} tokens): only their first {limit} tokens were read",
+              file=sys.stderr)  # fmt: skip
+    return n
+
+
 def parse_lines(module: Any, lines: list[str], batch_size: int = 16, on_error: str = "skip",
                 name: str = "<input>") -> list[str]:  # fmt: skip
     """One PENMAN block (``# ::snt`` + graph) per line, placeholders counted on stderr."""
@@ -110,7 +122,9 @@ def parse_lines(module: Any, lines: list[str], batch_size: int = 16, on_error: s
     from paraamr.amrlm.evaluate import answers
 
     todo = [i for i, s in enumerate(lines) if s.strip()]
-    outs = answers(module, [lines[i].strip() for i in todo], batch_size, progress=False)
+    prompts = [lines[i].strip() for i in todo]
+    report_clipped(module, prompts, "sentences", "parse")
+    outs = answers(module, prompts, batch_size, progress=False)
     graphs: dict[int, Any] = {i: deserialize(o) for i, o in zip(todo, outs, strict=True)}
     blocks, empty, failed = [], 0, 0
     for i, sentence in enumerate(lines):
@@ -158,7 +172,9 @@ def generate_blocks(module: Any, blocks: list[Any], batch_size: int = 16,
 
     good = [b for b in blocks if b.graph is not None]
     bad = [b for b in blocks if b.graph is None]
-    outs = answers(module, [serialize(linearize(b.graph)) for b in good], batch_size, False)
+    prompts = [serialize(linearize(b.graph)) for b in good]
+    report_clipped(module, prompts, "graphs", "generate")
+    outs = answers(module, prompts, batch_size, False)
     by_line = {b.line: o for b, o in zip(good, outs, strict=True)}
     if bad:
         print(f"amr generate: {len(bad)} of {len(blocks)} graphs do not decode (empty lines; "

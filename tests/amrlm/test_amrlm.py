@@ -159,6 +159,11 @@ def test_the_command_line_keeps_lines_aligned_and_counts_failures(tmp_path, tiny
         "# ::snt He left .", "# ::snt", "# ::snt The prince smiled ."
     ]  # fmt: skip
     assert blocks[1].splitlines()[1] == "(e / amr-empty)" and "1 empty" in r.stderr
+    assert "longer than the model reads" not in r.stderr
+    long = " ".join(["the little prince smiled"] * 20) + " ."  # 81 words > 32 tokens read
+    r2 = _cli("parse", "--model", str(tmp_path), stdin=f"He left .\n{long}\n")
+    assert r2.returncode == 0 and len(r2.stdout.strip().split("\n\n")) == 2
+    assert "1 of 2 sentences are longer than the model reads (32 tokens)" in r2.stderr
     graphs = tmp_path / "g.txt"
     graphs.write_text(r.stdout + "\n# ::snt bad\n(a / b :ARG0\n")
     g = _cli("generate", "--model", str(tmp_path), "--input", str(graphs))
