@@ -12,6 +12,7 @@ back in input order, with a progress bar.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,24 +63,50 @@ def evaluate_parser(module: Any, examples: Sequence[AMRExample], batch_size: int
 
 
 def evaluate_generator(module: Any, examples: Sequence[AMRExample], encoder: Any,
-                       batch_size: int = 16, progress: bool = True) -> dict[str, Any]:  # fmt: skip
+                       batch_size: int = 16, progress: bool = True,
+                       refocused: bool = True, seed: int = 0) -> dict[str, Any]:  # fmt: skip
     """BLEU and mean cosine of the generator's sentences (from the gold graphs' tops) against
-    the gold sentences; ``outputs`` holds ``{"id", "sentence", "output"}``."""
+    the gold sentences; ``outputs`` holds ``{"id", "sentence", "output"}``.
+
+    With ``refocused``, ``scores["refocused"]`` scores the same against one copy of each graph
+    re-focused on another concept (drawn with ``seed``; graphs of one concept have none): the
+    inputs the builder gives the generator. ``outputs`` then also hold ``focus`` and
+    ``refocused_output``.
+    """
+    from paraamr.amr.refocus import candidate_foci, linearize, refocus
+    from paraamr.amr.serialize import serialize
+
+    prompts = [p for p, _ in pairs_for("generate", [(e.sentence, e.graph) for e in examples])]
+    outs = answers(module, prompts, batch_size, progress)
+    refs = [e.sentence for e in examples]
+    scores = _sentence_scores(outs, refs, encoder)
+    rows = [{"id": e.id, "sentence": e.sentence, "output": o}
+            for e, o in zip(examples, outs, strict=True)]  # fmt: skip
+    if refocused:
+        rng = random.Random(seed)
+        picked = []  # (row index, focus, prompt)
+        for i, e in enumerate(examples):
+            others = [f for f in candidate_foci(e.graph) if f != e.graph.top]
+            if others:
+                f = rng.choice(others)
+                picked.append((i, f, serialize(linearize(refocus(e.graph, f)))))
+        routs = answers(module, [p for _, _, p in picked], batch_size, progress)
+        scores["refocused"] = _sentence_scores(routs, [refs[i] for i, _, _ in picked], encoder)
+        for (i, f, _), o in zip(picked, routs, strict=True):
+            rows[i].update(focus=f, refocused_output=o)
+    return {**scores, "outputs": rows}
+
+
+def _sentence_scores(outs: list[str], refs: list[str], encoder: Any) -> dict[str, Any]:
+    """Corpus BLEU (sacrebleu) and mean cosine of ``outs`` against ``refs``."""
     from paraamr.metrics.pairwise import Bleu
     from paraamr.metrics.semantic import cosine_pairs
 
-    pairs = pairs_for("generate", [(e.sentence, e.graph) for e in examples])
-    outs = answers(module, [p for p, _ in pairs], batch_size, progress)
-    refs = [e.sentence for e in examples]
     bleu = Bleu("sacrebleu-corpus")
-    cos = cosine_pairs(list(zip(outs, refs, strict=True)), encoder) if examples else []
+    cos = cosine_pairs(list(zip(outs, refs, strict=True)), encoder) if outs else []
     return {
-        "bleu": round(100.0 * bleu.corpus(outs, refs), 2),
+        "bleu": round(100.0 * bleu.corpus(outs, refs), 2) if outs else 0.0,
         "bleu_signature": bleu.sacrebleu_signature(),
         "cosine": round(float(sum(cos) / len(cos)), 4) if len(cos) else 0.0,
-        "pairs": len(examples),
-        "outputs": [
-            {"id": e.id, "sentence": e.sentence, "output": o}
-            for e, o in zip(examples, outs, strict=True)
-        ],  # fmt: skip
+        "pairs": len(outs),
     }

@@ -117,7 +117,9 @@ def train(cfg: DictConfig) -> dict[str, Any]:
 
                 encoder = load_encoder(cfg.eval.encoder, "cpu")
             scores = evaluate_generator(module, split["test"], encoder, batch,
-                                        cfg.get("progress", True))  # fmt: skip
+                                        cfg.get("progress", True),
+                                        refocused=bool(cfg.eval.get("refocused", True)),
+                                        seed=int(cfg.seed))  # fmt: skip
         outputs = scores.pop("outputs")
         with open(out / role / "test_outputs.jsonl", "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(o, ensure_ascii=False) + "\n" for o in outputs)

@@ -129,6 +129,12 @@ def test_the_trainer_writes_both_models_scores_and_outputs(tmp_path, tiny_gpt2, 
     assert Signature(gen["signature"]).fields["metric"] == "sacrebleu+cos(minilm)"
     lines = (tmp_path / "parser" / "test_outputs.jsonl").read_text().splitlines()
     assert [json.loads(x)["id"] for x in lines][:2] == ["lpp_1943.1420", "lpp_1943.1421"]
+    # the generator is also scored from a re-focused copy of each graph: another concept on top
+    rows = [json.loads(x) for x in (tmp_path / "generator" / "test_outputs.jsonl").open()]
+    tops = {e.id: e.graph.top for e in load_split(data_dir, "test", limit=2)}
+    moved = [r for r in rows if "focus" in r]
+    assert moved and all(r["focus"] != tops[r["id"]] for r in moved)
+    assert gen["refocused"]["pairs"] == len(moved) <= 4 and 0 <= gen["refocused"]["cosine"] <= 1
     back = AMRModule.from_saved(tmp_path / "parser" / "model")
     assert back.settings["direction"] == "parse" and back.settings["constrained"]
     assert AMRModule.from_saved(tmp_path / "generator" / "model").settings["direction"] == (
