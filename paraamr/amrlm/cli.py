@@ -167,12 +167,11 @@ def generate_blocks(module: Any, blocks: list[Any], batch_size: int = 16,
     """One sentence per block (an empty line for a block that does not decode, counted on
     stderr)."""
     from paraamr.amr.refocus import linearize
-    from paraamr.amr.serialize import serialize
     from paraamr.amrlm.evaluate import answers
 
     good = [b for b in blocks if b.graph is not None]
     bad = [b for b in blocks if b.graph is None]
-    prompts = [serialize(linearize(b.graph)) for b in good]
+    prompts = [module.graph_prompt(linearize(b.graph)) for b in good]
     report_clipped(module, prompts, "graphs", "generate")
     outs = answers(module, prompts, batch_size, False)
     by_line = {b.line: o for b, o in zip(good, outs, strict=True)}

@@ -1,8 +1,10 @@
 """Prompt / answer pairs of the AMR models from the gold split, and the data settings of a run.
 
 - parser: the sentence -> the serialized graph (:func:`paraamr.amr.serialize.serialize`);
-- generator: the serialized graph, laid out from its top by the builder's own
-  :func:`paraamr.amr.refocus.linearize` -> the sentence. ``refocus_copies: k`` adds, per
+- generator: the graph laid out from its top by the builder's own
+  :func:`paraamr.amr.refocus.linearize`, written as :func:`graph_prompt` does (``serialized``:
+  without variables, the default; ``penman``: one-line PENMAN with them) -> the sentence.
+  ``refocus_copies: k`` adds, per
   training graph, ``k`` copies re-focused on other concepts (seeded; the same sentence), so
   the generator also sees the graph tops the builder will feed it.
 
@@ -13,6 +15,8 @@ Examples:
     [('He left .', '( leave-11 :ARG0 ( he ) )')]
     >>> generate_pairs([("He left .", g)])
     [('( leave-11 :ARG0 ( he ) )', 'He left .')]
+    >>> generate_pairs([("He left .", g)], graph_form="penman")
+    [('(l / leave-11 :ARG0 (h / he))', 'He left .')]
 """
 
 from __future__ import annotations
@@ -24,9 +28,26 @@ from dataclasses import dataclass
 import penman
 
 from paraamr.amr.refocus import candidate_foci, linearize, refocus
-from paraamr.amr.serialize import serialize
+from paraamr.amr.serialize import plain_graph, serialize
+from paraamr.errors import ConfigError
 
-__all__ = ["parse_pairs", "generate_pairs", "pairs_for", "AMRData"]
+__all__ = ["parse_pairs", "generate_pairs", "pairs_for", "graph_prompt", "GRAPH_FORMS", "AMRData"]
+
+#: how the generator reads a graph: without variables (amrlib's serializer) or one-line PENMAN
+GRAPH_FORMS = ("serialized", "penman")
+
+
+def graph_prompt(graph: str | penman.Graph, form: str = "serialized") -> str:
+    """The generator's prompt for a graph already laid out from its top (see the module).
+
+    >>> graph_prompt("(l / leave-11 :ARG0 (h / he))"), graph_prompt("(l / leave-11)", "penman")
+    ('( leave-11 :ARG0 ( he ) )', '(l / leave-11)')
+    """
+    if form == "serialized":
+        return serialize(graph)
+    if form == "penman":
+        return plain_graph(graph)
+    raise ConfigError(f"model.graph_form must be one of {GRAPH_FORMS}, got {form!r}")
 
 
 def parse_pairs(items: Sequence[tuple[str, penman.Graph]]) -> list[tuple[str, str]]:
@@ -35,18 +56,21 @@ def parse_pairs(items: Sequence[tuple[str, penman.Graph]]) -> list[tuple[str, st
 
 
 def generate_pairs(
-    items: Sequence[tuple[str, penman.Graph]], refocus_copies: int = 0, seed: int = 0
+    items: Sequence[tuple[str, penman.Graph]],
+    refocus_copies: int = 0,
+    seed: int = 0,
+    graph_form: str = "serialized",
 ) -> list[tuple[str, str]]:
-    """``(serialized graph from its top, sentence)`` per item, plus ``refocus_copies``
+    """``(graph prompt from its top, sentence)`` per item, plus ``refocus_copies``
     re-focused copies of each graph (other foci drawn with ``seed``)."""
     rng = random.Random(seed)
     out = []
     for sentence, graph in items:
-        out.append((serialize(linearize(graph)), sentence))
+        out.append((graph_prompt(linearize(graph), graph_form), sentence))
         if refocus_copies:
             others = [f for f in candidate_foci(graph) if f != graph.top]
             for focus in rng.sample(others, min(refocus_copies, len(others))):
-                out.append((serialize(linearize(refocus(graph, focus))), sentence))
+                out.append((graph_prompt(linearize(refocus(graph, focus)), graph_form), sentence))
     return out
 
 
@@ -55,11 +79,12 @@ def pairs_for(
     items: Sequence[tuple[str, penman.Graph]],
     refocus_copies: int = 0,
     seed: int = 0,
+    graph_form: str = "serialized",
 ) -> list[tuple[str, str]]:
     """The pairs of ``direction`` (``parse`` or ``generate``)."""
     if direction == "parse":
         return parse_pairs(items)
-    return generate_pairs(items, refocus_copies, seed)
+    return generate_pairs(items, refocus_copies, seed, graph_form)
 
 
 @dataclass

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from paraamr.amr.serialize import deserialize, smatch_score
-from paraamr.amrlm.data import pairs_for
 from paraamr.amrlm.split import AMRExample
 from paraamr.utils import map_length_batches
 
@@ -74,9 +73,8 @@ def evaluate_generator(module: Any, examples: Sequence[AMRExample], encoder: Any
     ``refocused_output``.
     """
     from paraamr.amr.refocus import candidate_foci, linearize, refocus
-    from paraamr.amr.serialize import serialize
 
-    prompts = [p for p, _ in pairs_for("generate", [(e.sentence, e.graph) for e in examples])]
+    prompts = [module.graph_prompt(linearize(e.graph)) for e in examples]
     outs = answers(module, prompts, batch_size, progress)
     refs = [e.sentence for e in examples]
     scores = _sentence_scores(outs, refs, encoder)
@@ -89,7 +87,7 @@ def evaluate_generator(module: Any, examples: Sequence[AMRExample], encoder: Any
             others = [f for f in candidate_foci(e.graph) if f != e.graph.top]
             if others:
                 f = rng.choice(others)
-                picked.append((i, f, serialize(linearize(refocus(e.graph, f)))))
+                picked.append((i, f, module.graph_prompt(linearize(refocus(e.graph, f)))))
         routs = answers(module, [p for _, _, p in picked], batch_size, progress)
         scores["refocused"] = _sentence_scores(routs, [refs[i] for i, _, _ in picked], encoder)
         for (i, f, _), o in zip(picked, routs, strict=True):

@@ -54,6 +54,9 @@ class AMRModule(Seq2SeqModule):
         no_repeat_words: ``generate`` only: no word n-gram twice in one sentence
             (:class:`paraamr.scpn.repeats.RepeatedWordBlocker`; ``null``: off), against the
             generator's loops ("and he hid her so he hid her so ...").
+        graph_form: ``generate`` only: how the prompt writes the graph
+            (:func:`paraamr.amrlm.data.graph_prompt`: ``serialized``, without variables, or
+            ``penman``, with them).
         **kwargs: the settings of :class:`~paraamr.top.module.Seq2SeqModule` (backbone,
             optimiser, lengths, ``freeze_layers``).
     """
@@ -68,8 +71,11 @@ class AMRModule(Seq2SeqModule):
         max_depth: int | None = 40,
         answer_cap: Sequence[float] | None = None,
         no_repeat_words: int | None = None,
+        graph_form: str = "serialized",
         **kwargs: Any,
     ) -> None:
+        from paraamr.amrlm.data import GRAPH_FORMS
+
         if direction not in DIRECTIONS:
             raise ConfigError(f"model.direction must be one of {DIRECTIONS}, got {direction!r}")
         kwargs.pop("labels", None)
@@ -77,12 +83,21 @@ class AMRModule(Seq2SeqModule):
         super().__init__(constrained=False, max_depth=max_depth, **kwargs)
         if constrained and self.arch != "causal":
             raise ConfigError("model.constrained=true needs a decoder-only model (arch causal)")
+        if graph_form not in GRAPH_FORMS:
+            raise ConfigError(f"model.graph_form must be one of {GRAPH_FORMS}, got {graph_form!r}")
         self.settings.update(direction=direction, constrained=bool(constrained and direction ==
-                                                                    "parse"))  # fmt: skip
+                                                                    "parse"),
+                             graph_form=graph_form)  # fmt: skip
         self.set_decoding(answer_cap, no_repeat_words)
         self.settings.pop("labels", None)
         self.settings.pop("add_label_tokens", None)
         self._brackets: BracketTable | None = None
+
+    def graph_prompt(self, graph: Any) -> str:
+        """The prompt of a graph laid out from its top, as this generator was trained on."""
+        from paraamr.amrlm.data import graph_prompt
+
+        return graph_prompt(graph, self.settings.get("graph_form", "serialized"))
 
     def brackets(self) -> BracketTable:
         """The bracket table of this module's tokenizer (read once)."""

@@ -48,6 +48,7 @@ def signature(cfg: DictConfig, direction: str) -> Signature:
         ("steps", steps),
         ("batch", cfg.data.batch_size),
         ("refocus", cfg.data.refocus_copies if direction == "generate" else 0),
+        ("graph", stage.get("graph_form", "serialized") if direction == "generate" else None),
         ("data", "lpp-1274/145/143+bio-400/50/50"),
         ("metric", "smatch-1.0.4" if direction == "parse" else "sacrebleu+cos(minilm)"),
         ("decode", "greedy"),
@@ -94,12 +95,13 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     for direction in cfg.directions:
         role = ROLE_OF[direction]
         sub = _direction_config(cfg, direction)
+        form = sub.model.get("graph_form", "serialized")
         t0 = time.perf_counter()
         trained = train_seq2seq(
             sub,
             role,
-            pairs_for(direction, items["train"], data.refocus_copies, int(cfg.seed)),
-            pairs_for(direction, items["dev"]),
+            pairs_for(direction, items["train"], data.refocus_copies, int(cfg.seed), form),
+            pairs_for(direction, items["dev"], graph_form=form),
             labels=(),
             work=out / role,
             name=f"amr-{role}-{cfg.seed}",

@@ -260,13 +260,14 @@ class TrainedGenerator:
 
     def signature(self) -> str:
         n = self.module.settings["no_repeat_words"]
-        return f"amrlm-generator({Path(self.model_dir).name},no-repeat={n})"
+        form = self.module.settings.get("graph_form", "serialized")
+        graph = "" if form == "serialized" else f",graph={form}"  # the default keeps old names
+        return f"amrlm-generator({Path(self.model_dir).name},no-repeat={n}{graph})"
 
     def generate(self, graphs: Sequence[str]) -> list[tuple[str, bool]]:
-        from paraamr.amr.serialize import serialize
         from paraamr.amrlm.evaluate import answers
 
-        prompts = [serialize(g) for g in graphs]
+        prompts = [self.module.graph_prompt(g) for g in graphs]
         limit = self.module.settings["max_source_length"]
         clipped = [len(self.module.units(p)) > limit for p in prompts]
         outs = answers(self.module, prompts, self.batch_size, progress=False)

@@ -309,3 +309,24 @@ def test_make_corpus_offline_parses_each_set_once_and_builds_it_twice(tmp_path):
     tables = [x for x in lines if "experiments/table2.py" in x]
     assert [t.split("+experiment=")[1].split()[0] for t in tables] == [
         "table2_built", "table2_built_paranmt_small"]  # fmt: skip
+
+
+def test_the_generator_reads_its_graphs_in_the_form_it_was_trained_on(tmp_path, tiny_gpt2):
+    import penman
+
+    from paraamr.amrlm.data import generate_pairs
+    from paraamr.amrlm.module import AMRModule
+    from paraamr.errors import ConfigError
+
+    g = penman.decode("(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))")
+    (kept,) = generate_pairs([("The boy wants to go .", g)], graph_form="penman")
+    assert kept[0] == "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b))"  # variables kept
+    (dropped,) = generate_pairs([("The boy wants to go .", g)])
+    assert dropped[0] == "( want-01 :ARG0 ( boy ) :ARG1 ( go-02 :ARG0 boy ) )"
+    kw = dict(model_name_or_path=str(tiny_gpt2), arch="causal", direction="generate")
+    m = AMRModule(graph_form="penman", **kw)
+    assert m.graph_prompt("(l / leave-11 :ARG0 (h / he))") == "(l / leave-11 :ARG0 (h / he))"
+    m.save(tmp_path / "m")
+    assert AMRModule.from_saved(tmp_path / "m").settings["graph_form"] == "penman"
+    with pytest.raises(ConfigError, match="graph_form must be one of"):
+        AMRModule(graph_form="amr", **kw)
