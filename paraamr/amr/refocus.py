@@ -348,7 +348,7 @@ def _unique_triples(g: penman.Graph) -> list[_Triple]:
     out: list[_Triple] = []
     for t in g.triples:
         if t in seen:
-            logger.warning("duplicate triple kept once: %r", t)
+            logger.debug("duplicate triple kept once: %r", t)  # the builder counts them per graph
             continue
         seen.add(t)
         out.append(t)

@@ -155,6 +155,9 @@ class Builder:
                 if is_placeholder(graph):  # `paraamr amr parse` found no graph for this line
                     self._reject(rejects, it, "parse", f"placeholder graph {PLACEHOLDER}")
                     continue
+                # a parser can write one triple twice: kept once by refocus, counted here
+                if dup := len(graph.triples) - len(set(graph.triples)):
+                    counts["duplicate_triples"] += dup
                 foci = candidate_foci(
                     graph,
                     self.cfg.focus_policy,

@@ -201,3 +201,16 @@ def test_the_shard_log_names_each_stage_rate(tmp_path, caplog):
         _run(path, "text", "skip", tmp_path / "out", TableStog())
     (line,) = [r.getMessage() for r in caplog.records if "stage rates" in r.getMessage()]
     assert re.search(r"2 items, 2 records, .*stage rates this run: parse [\d.]+/s, generate", line)
+
+
+def test_duplicate_triples_are_counted_once_per_graph_not_logged_per_focus(tmp_path, caplog):
+    import logging
+
+    path = tmp_path / "in.amr"
+    dup = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b) :ARG0 b)"  # ARG0 b twice
+    path.write_text(f"# ::snt The boy wants to go.\n{dup}\n\n{PENMAN_OK}")
+    with caplog.at_level(logging.INFO):
+        state = _run(path, "penman", "skip", tmp_path / "out")
+    assert state["counts"]["duplicate_triples"] == 1  # one graph, one repeated triple
+    ours = [r for r in caplog.records if r.name.startswith("paraamr") and "duplicate" in r.msg]
+    assert not ours  # was one warning per graph and focus (889 lines for 400 parsed sentences)
