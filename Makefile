@@ -148,6 +148,7 @@ corpus-offline: setup $(foreach s,$(SOURCE_SETS),$(BUILT)/$(s)/all/corpus.jsonl 
 		out_dir=$(BUILT)/table2-parabank-eval
 	$(PY) experiments/table2.py +experiment=table2_built_paranmt_small \
 		built_dir=$(BUILT)/paranmt_small out_dir=$(BUILT)/table2-paranmt-small
+	$(PY) analysis/report_built.py --built $(BUILT) --out $(BUILT)/report.json
 
 build-demo: tiny-models ## offline demo: gold Little Prince AMR graphs -> re-focused graphs -> (tiny-model) text
 	$(PY) -m paraamr.builder.demo --out results/build-demo $(ARGS)

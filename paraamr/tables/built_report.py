@@ -1,0 +1,96 @@
+"""The offline ParaAMR analogue in numbers: Table 1, rejects, the perplexity filter's effect and
+the checks of the paper's claim, from the folders ``make corpus-offline`` writes
+(``python analysis/report_built.py --built results/built``).
+
+Per source set (``BUILT/<set>/{all,top}``: re-focused, original top only) it prints Table 1, how
+many sources got a paraphrase, the rejects by stage and what a perplexity threshold keeps; with
+the set's Table 2 (``BUILT/table2-<set>/table2.json``) the checks: TED-3 of the re-focused rows
+against ParaNMT's (ratio) and the round trip's (difference), and their similarity to the source.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from paraamr.corpus.filters import passes_perplexity
+from paraamr.corpus.readers import read_corpus
+from paraamr.errors import InputError
+
+__all__ = ["build_report", "claim_checks", "render", "report_built", "POLICIES"]
+
+POLICIES = {"all": "re-focused", "top": "original top only"}
+
+
+def build_report(folder: Path, max_ppl: float) -> dict:
+    """Table 1, counts, rejects by stage and the perplexity filter of one build folder."""
+    summary = json.loads((folder / "build_summary.json").read_text(encoding="utf-8"))
+    rejects = (folder / "corpus.rejects.jsonl").read_text(encoding="utf-8").splitlines()
+    stages = Counter(json.loads(line)["stage"] for line in rejects if line.strip())
+    kept = Counter()
+    for r in read_corpus(folder / "corpus.jsonl", "paraamr"):
+        ok = [p for p in r.paraphrases if passes_perplexity(p.perplexity, max_ppl)]
+        kept.update(paraphrases=len(ok), sources=bool(ok))
+    c = summary["counts"]
+    return {
+        "table1": summary["table1"],
+        "items": c["items"],
+        "with_paraphrase": c["records"],
+        "with_paraphrase_share": round(c["records"] / c["items"], 4) if c["items"] else 0.0,
+        "paraphrases": c["paraphrases"],
+        "rejects": dict(stages),
+        "ppl_filter": {"max_ppl": max_ppl, **kept},
+    }
+
+
+def claim_checks(table2: dict, refocused: str, round_trip: str, baseline: str) -> dict:
+    """TED-3 ratio to ``baseline`` and difference to ``round_trip``, and the similarity."""
+    rows = {r["dataset"]: r for r in table2["rows"]}
+    a, t, b = rows[refocused], rows[round_trip], rows[baseline]
+    return {
+        "ted3_ratio_to_" + baseline: round(a["ted3"] / b["ted3"], 2),
+        "ted3_minus_round_trip": round(a["ted3"] - t["ted3"], 2),
+        "similarity": a["similarity"],
+        "similarity_round_trip": t["similarity"],
+    }
+
+
+def render(name: str, reports: dict[str, dict]) -> str:
+    """One source set's builds as a markdown table (a row per build)."""
+    lines = [f"### {name}", "", "| build | sources | with a paraphrase | paraphrases / source "
+             "| source words | paraphrase words | rejects | kept at ppl <= {:g} |".format(
+                 next(iter(reports.values()))["ppl_filter"]["max_ppl"]),
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for policy, r in reports.items():
+        t1, f = r["table1"], r["ppl_filter"]
+        rej = ", ".join(f"{k} {v}" for k, v in sorted(r["rejects"].items())) or "none"
+        lines.append(
+            f"| {POLICIES[policy]} | {r['items']} | {r['with_paraphrase']} "
+            f"({100 * r['with_paraphrase_share']:.1f}%) | {t1['avg_paraphrases']:.2f} "
+            f"| {t1['avg_source_length']:.2f} | {t1['avg_paraphrase_length']:.2f} | {rej} "
+            f"| {f.get('paraphrases', 0)} of {r['paraphrases']} ({f.get('sources', 0)} sources) |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def report_built(built: Path, max_ppl: float = 120.0) -> tuple[dict, str]:
+    """Every set's numbers (and markdown) under ``built``; a folder without builds is an
+    :class:`~paraamr.errors.InputError`."""
+    out: dict = {}
+    text: list[str] = []
+    sets = sorted(p.name for p in built.iterdir() if (p / "all" / "build_summary.json").is_file())
+    if not sets:
+        raise InputError(f"{built}: no build folder (<set>/all/build_summary.json) in it")
+    for s in sets:
+        reports = {p: build_report(built / s / p, max_ppl) for p in POLICIES
+                   if (built / s / p / "build_summary.json").is_file()}  # fmt: skip
+        out[s] = {"builds": reports}
+        text.append(render(s, reports))
+        t2 = built / f"table2-{s.replace('_', '-')}" / "table2.json"
+        if t2.is_file() and len(reports) == 2:
+            checks = claim_checks(json.loads(t2.read_text(encoding="utf-8")), "ParaAMR-built",
+                                  "ParaAMR-built-no-refocus", "ParaNMT")  # fmt: skip
+            out[s]["checks"] = checks
+            text.append("checks: " + ", ".join(f"{k} {v}" for k, v in checks.items()) + "\n")
+    return out, "\n".join(text)

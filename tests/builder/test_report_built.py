@@ -1,0 +1,55 @@
+"""``analysis/report_built.py`` on a hand-made ``make corpus-offline`` folder: every number
+checked against a hand count."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analysis.report_built import main
+
+
+def _build(folder, records, rejects, summary_counts, table1):
+    folder.mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (folder / "corpus.rejects.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rejects))
+    (folder / "build_summary.json").write_text(
+        json.dumps({"counts": summary_counts, "table1": table1})
+    )
+
+
+def test_report_counts_by_hand(tmp_path, capsys):
+    t1 = {"avg_paraphrases": 1.5, "avg_source_length": 3.0, "avg_paraphrase_length": 4.0}
+    para = [{"para_text": "a b c d", "perplexity": 50.0}, {"para_text": "b c", "perplexity": 130}]
+    _build(tmp_path / "s" / "all",
+           [{"text": "x y z", "paraphrases": para},
+            {"text": "u v w", "paraphrases": [{"para_text": "w v", "perplexity": 121.0}]}],
+           [{"line": 3, "text": "q", "stage": "refocus", "reason": "r"}],
+           {"items": 3, "records": 2, "paraphrases": 3}, t1)  # fmt: skip
+    _build(tmp_path / "s" / "top",
+           [{"text": "x y z", "paraphrases": [{"para_text": "z y x", "perplexity": 10.0}]}],
+           [{"line": 2, "text": "u v w", "stage": "postprocess", "reason": "r"},
+            {"line": 3, "text": "q", "stage": "parse", "reason": "r"}],
+           {"items": 3, "records": 1, "paraphrases": 1}, t1)  # fmt: skip
+    rows = [{"dataset": "ParaNMT", "ted3": 3.0, "similarity": 80.0},
+            {"dataset": "ParaAMR-built", "ted3": 6.0, "similarity": 50.0},
+            {"dataset": "ParaAMR-built-no-refocus", "ted3": 5.0, "similarity": 52.0}]  # fmt: skip
+    (tmp_path / "table2-s").mkdir()
+    (tmp_path / "table2-s" / "table2.json").write_text(json.dumps({"rows": rows}))
+    out = main(["--built", str(tmp_path), "--max-ppl", "120"])["s"]
+    a, t = out["builds"]["all"], out["builds"]["top"]
+    assert a["with_paraphrase"] == 2 and a["with_paraphrase_share"] == pytest.approx(2 / 3, 1e-3)
+    assert a["ppl_filter"]["paraphrases"] == 1 and a["ppl_filter"]["sources"] == 1  # 50 only
+    assert a["rejects"] == {"refocus": 1} and t["rejects"] == {"parse": 1, "postprocess": 1}
+    assert out["checks"] == {"ted3_ratio_to_ParaNMT": 2.0, "ted3_minus_round_trip": 1.0,
+                             "similarity": 50.0, "similarity_round_trip": 52.0}  # fmt: skip
+    text = capsys.readouterr().out
+    assert "| re-focused | 3 | 2 (66.7%) | 1.50 |" in text and "1 of 3 (1 sources)" in text
+
+
+def test_an_empty_folder_is_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--built", str(tmp_path)])
+    assert e.value.code == 2
+    assert "no build folder" in capsys.readouterr().err
