@@ -45,7 +45,7 @@ PLACEHOLDER = "(e / amr-empty)"
 def is_placeholder(graph: penman.Graph) -> bool:
     """Whether ``graph`` is :data:`PLACEHOLDER` (whatever its variable and metadata).
 
-    >>> is_placeholder(penman.decode("# ::snt x\n(e / amr-empty)"))
+    >>> is_placeholder(penman.decode("# ::snt x\\n(e / amr-empty)"))
     True
     >>> is_placeholder(penman.decode("(e / empty-01)"))
     False
