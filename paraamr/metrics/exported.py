@@ -135,7 +135,8 @@ class ExportedEncoder:
         threads: intra-op threads (``None``: every core this process may use).
         cache: the export folder's parent (``None``: ``$PARAAMR_CACHE/onnx`` or ``.cache/onnx``).
 
-    ``precision`` names the variant in signatures (``onnx``, ``onnx-int8``, ``openvino``).
+    ``variant``: ``onnx``, ``onnx-int8`` or ``openvino`` (what
+    :func:`paraamr.metrics.semantic.encoder_variant` names for its settings).
     """
 
     def __init__(
@@ -163,7 +164,7 @@ class ExportedEncoder:
             log.info("exporting %s to %s (once)", name, path)
             export_onnx(model, folder)
         threads = threads or available_cores()
-        self.precision = "onnx-int8" if int8 else backend
+        self.variant = "onnx-int8" if int8 else backend
         if backend == "onnx":
             ort = require("onnxruntime", "similarity.backend=onnx")
             opts = ort.SessionOptions()

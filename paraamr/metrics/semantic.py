@@ -19,6 +19,7 @@ import logging
 import os
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +33,8 @@ __all__ = [
     "resolve_precision",
     "AutocastEncoder",
     "encoder_label",
+    "encoder_variant",
+    "similarity_label",
     "resolve_backend",
     "PRECISIONS",
     "embed_unique",
@@ -188,8 +191,6 @@ class AutocastEncoder:
         device: its device (``cpu`` or ``cuda``).
     """
 
-    precision = "bf16"
-
     def __init__(self, model, device: str) -> None:
         self.model, self.device_type = model, "cuda" if str(device).startswith("cuda") else "cpu"
 
@@ -208,8 +209,8 @@ class AutocastEncoder:
 
 def encoder_label(name: str, precision: str) -> str:
     """The encoder's name in signatures: the name alone for torch in fp32 (so fp32 signatures
-    stay as they were), ``name,<variant>`` otherwise (an encoder's ``precision`` attribute:
-    ``bf16``, ``onnx``, ``onnx-int8``, ``openvino``).
+    stay as they were), ``name,<variant>`` otherwise (:func:`encoder_variant`: ``bf16``,
+    ``onnx``, ``onnx-int8``, ``openvino``).
 
     >>> encoder_label("minilm", "fp32"), encoder_label("minilm", "bf16")
     ('minilm', 'minilm,bf16')
@@ -253,6 +254,62 @@ def resolve_backend(backend: str, device: str | None, cuda: bool, precision: str
     return backend
 
 
+EXPORTED_VARIANTS = ("onnx", "onnx-int8", "openvino")
+
+
+def encoder_variant(
+    device: str | None = None,
+    precision: str = "fp32",
+    backend: str = "torch",
+    cuda: bool | None = None,
+) -> str:
+    """What :func:`load_encoder` runs for these settings: ``fp32`` or ``bf16`` (torch, autocast),
+    ``onnx``, ``onnx-int8`` or ``openvino`` (the exported transformer on the CPU). Signatures are
+    built from it (:func:`encoder_label`), so they follow the settings, not the loaded object.
+    ``cuda``: whether a CUDA GPU is here (``None``: ask torch). Impossible settings are a
+    :class:`~paraamr.errors.ConfigError`.
+
+    Examples:
+        >>> encoder_variant(), encoder_variant(precision="bf16", cuda=False)
+        ('fp32', 'bf16')
+        >>> [encoder_variant(backend="openvino", cuda=c) for c in (False, True)]
+        ['openvino', 'fp32']
+        >>> encoder_variant(precision="int8", backend="onnx", cuda=True)
+        'onnx-int8'
+        >>> encoder_variant(precision="int8", cuda=False)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        paraamr.errors.ConfigError: similarity.precision=int8 needs similarity.backend=onnx
+        >>> encoder_variant(precision="int8", backend="openvino", cuda=False)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        paraamr.errors.ConfigError: similarity.precision=int8 runs on similarity.backend=onnx only
+    """
+    from paraamr.errors import ConfigError
+
+    cuda = _cuda() if cuda is None else cuda
+    backend = resolve_backend(backend, device, cuda, precision)
+    if backend != "torch":
+        if device not in (None, "cpu"):
+            raise ConfigError(f"similarity.precision=int8 runs on the CPU, not {device}")
+        if precision == "int8" and backend != "onnx":
+            raise ConfigError("similarity.precision=int8 runs on similarity.backend=onnx only")
+        return "onnx-int8" if precision == "int8" else backend
+    if precision == "int8":
+        raise ConfigError("similarity.precision=int8 needs similarity.backend=onnx")
+    return resolve_precision(precision, device or ("cuda" if cuda else "cpu"))
+
+
+def similarity_label(settings: Any) -> str:
+    """The encoder's name in signatures for a ``similarity`` config group (``name``, ``device``,
+    ``precision``, ``backend``): :func:`encoder_label` of its :func:`encoder_variant`.
+
+    >>> similarity_label({"name": "minilm", "precision": "int8", "backend": "onnx"})
+    'minilm,onnx-int8'
+    """
+    get = settings.get
+    variant = encoder_variant(get("device"), get("precision") or "fp32", get("backend") or "torch")
+    return encoder_label(get("name"), variant)
+
+
 @lru_cache(maxsize=8)
 def load_encoder(
     name: str, device: str | None = None, precision: str = "fp32", backend: str = "torch"
@@ -260,27 +317,19 @@ def load_encoder(
     """Load a sentence encoder once per process (anything with sentence-transformers' ``encode``).
 
     ``simcse`` (the supervised SimCSE checkpoint) is wrapped as :class:`PoolerOutputEncoder`;
-    everything else loads as a ``SentenceTransformer``. ``precision`` (:func:`resolve_precision`)
-    ``bf16`` wraps the same cached fp32 model in :class:`AutocastEncoder` (whose ``precision``
-    attribute says ``bf16``; a plain model has none and is fp32), so both precisions in one
-    process load the weights once. ``backend`` ``onnx`` / ``openvino`` runs the model's
-    transformer exported to ONNX on the CPU (:class:`paraamr.metrics.exported.ExportedEncoder`;
-    ``precision=int8``: ONNX Runtime's quantised copy); its ``precision`` attribute names the
-    variant (``onnx``, ``onnx-int8``, ``openvino``).
+    everything else loads as a ``SentenceTransformer``. What runs is :func:`encoder_variant`:
+    ``bf16`` wraps the same cached fp32 model in :class:`AutocastEncoder`, so both precisions in
+    one process load the weights once; ``onnx`` / ``onnx-int8`` / ``openvino`` run the model's
+    transformer exported to ONNX on the CPU (:class:`paraamr.metrics.exported.ExportedEncoder`).
     """
-    from paraamr.errors import ConfigError
-
-    backend = resolve_backend(backend, device, _cuda(), precision)
-    if backend != "torch":
+    variant = encoder_variant(device, precision, backend)
+    if variant in EXPORTED_VARIANTS:
         from paraamr.metrics.exported import ExportedEncoder
 
-        if device not in (None, "cpu"):
-            raise ConfigError(f"similarity.precision=int8 runs on the CPU, not {device}")
-        return ExportedEncoder(load_encoder(name, "cpu"), backend, int8=precision == "int8")
-    if precision == "int8":
-        raise ConfigError("similarity.precision=int8 needs similarity.backend=onnx")
+        base = variant.removesuffix("-int8")
+        return ExportedEncoder(load_encoder(name, "cpu"), base, int8=variant == "onnx-int8")
     device = device or ("cuda" if _cuda() else "cpu")
-    if resolve_precision(precision, device) == "bf16":  # the cached fp32 model, under autocast
+    if variant == "bf16":  # the cached fp32 model, under autocast
         return AutocastEncoder(load_encoder(name, device), device)
     target = resolve_model(name)
     if name == "simcse" or target == SIMCSE_HUB:

@@ -13,7 +13,7 @@ from paraamr.corpus.specs import in_data_dir, parse_corpus_specs
 from paraamr.corpus.subset import common_subset
 from paraamr.datadir import resolve_data_dir
 from paraamr.errors import DataNotFoundError, ParaAMRError
-from paraamr.metrics.semantic import encoder_label
+from paraamr.metrics.semantic import similarity_label
 from paraamr.metrics.signature import metric_signature
 from paraamr.shards import Shard
 from paraamr.tables.render import run_kind, wandb_rows, write_table
@@ -66,7 +66,7 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
     parser = instantiate(cfg.parser)
     encoder = instantiate(cfg.similarity)
     sig = metric_signature(
-        similarity=encoder_label(cfg.similarity.name, getattr(encoder, "precision", "fp32")),
+        similarity=similarity_label(cfg.similarity),
         parser_sig=parser.signature(),
         bleu=mcfg.bleu,
         ted_variant=mcfg.ted_variant,

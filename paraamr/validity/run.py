@@ -57,7 +57,7 @@ def run_validity(cfg: DictConfig) -> dict:
     """Run the whole report; returns the result dict (also written to ``out_dir``)."""
     from hydra.utils import instantiate
 
-    from paraamr.metrics.semantic import encoder_label
+    from paraamr.metrics.semantic import similarity_label
     from paraamr.validity.analyse import analyse
     from paraamr.validity.measures import compute_measures
     from paraamr.validity.report import log_wandb, write_report
@@ -84,7 +84,7 @@ def run_validity(cfg: DictConfig) -> dict:
         encoder=encoder,
         parser=parser,
         scorer=scorer,
-        similarity_name=encoder_label(cfg.similarity.name, getattr(encoder, "precision", "fp32")),
+        similarity_name=similarity_label(cfg.similarity),
         data=data,
         ted_variant=cfg.ted.variant,
         ted_kernel=cfg.ted.kernel,
