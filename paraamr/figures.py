@@ -120,11 +120,11 @@ def save_benchmark(
 ) -> Path:
     """A benchmark's result: ``out`` (JSON) and its bars beside it (``out`` without its suffix,
     PNG + PDF, :func:`save_bars`)."""
-    import json
+    from paraamr.utils import write_json_atomic
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    write_json_atomic(out, result, sort_keys=False)
     save_bars(out.with_suffix(""), cases, xlabel, signature, title)
     return out
 

@@ -182,9 +182,15 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     fsync_dir(path.parent)
 
 
-def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
-    """:func:`write_text_atomic` of ``obj`` as indented JSON with sorted keys."""
-    write_text_atomic(path, json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False))
+def write_json_atomic(
+    path: str | os.PathLike, obj: Any, default: Any = None, sort_keys: bool = True
+) -> None:
+    """:func:`write_text_atomic` of ``obj`` as indented JSON, keys sorted unless ``sort_keys`` is
+    false (job results keep the order their readers lay out: STS years, TOP buckets);
+    ``default`` as :func:`json.dumps`' for values JSON has no type for. The one way job results
+    are written: a job killed while writing leaves its previous result or none, never half."""
+    text = json.dumps(obj, indent=1, sort_keys=sort_keys, ensure_ascii=False, default=default)
+    write_text_atomic(path, text)
 
 
 def precision(dtype: str | None, device: str) -> str:

@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 from paraamr.builder.pipeline import BuildConfig, Builder, build_shard, merge_build
 from paraamr.shards import Shard
 from paraamr.signature import Signature
+from paraamr.utils import write_json_atomic
 
 __all__ = ["check_build", "make_builder", "run_build", "finish_build"]
 
@@ -102,7 +103,7 @@ def finish_build(out_dir: str, num_shards: int) -> dict:
     prog = json.loads((out / f"{Shard(0, num_shards).name}.progress.json").read_text())
     sig = Signature(prog["settings"]["builder"])
     summary = {"table1": stats, "counts": totals, "signature": sig}
-    (out / "build_summary.json").write_text(json.dumps(summary, indent=2))
+    write_json_atomic(out / "build_summary.json", summary, sort_keys=False)
     return summary
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from paraamr.errors import ConfigError, TrainingError
+from paraamr.utils import write_json_atomic
 
 __all__ = ["run_job", "build_training_set", "setting_name"]
 
@@ -178,6 +179,6 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         "model": module.model_path,
         "signature": sig,
     }
-    (out / "results.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    write_json_atomic(out / "results.json", result, sort_keys=False)
     log.info("%s seed %d: test %s (best epoch %d)", result["setting"], seed, test, best_epoch)
     return result

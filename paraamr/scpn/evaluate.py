@@ -36,7 +36,6 @@ no-parse model, this holds the model fixed and changes only the parse. Files:
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections import Counter
@@ -45,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.errors import ParaAMRError
-from paraamr.utils import map_length_batches
+from paraamr.utils import map_length_batches, write_json_atomic
 
 __all__ = [
     "TEST_SETS",
@@ -274,7 +273,7 @@ def evaluate_model(
         )
         rows.append({"source": s, "target_parse": tp, "output": o, "reference": r, "ted3": ted})
     metrics["samples"] = rows
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+    write_json_atomic(out / "metrics.json", metrics, sort_keys=False)
     return metrics
 
 

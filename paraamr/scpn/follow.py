@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.errors import cli_errors
-from paraamr.utils import whole_number
+from paraamr.utils import whole_number, write_json_atomic
 
 __all__ = ["follow_check", "main"]
 
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps(summary, indent=2))
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.out).write_text(json.dumps(res, indent=2, ensure_ascii=False), encoding="utf-8")
+        write_json_atomic(a.out, res, sort_keys=False)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from paraamr.errors import ConfigError
 from paraamr.scpn.wordcap import cap_name
+from paraamr.utils import write_json_atomic
 
 __all__ = ["run_job", "METRICS", "SCORES", "signature", "recipe_signature"]
 
@@ -202,7 +203,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         "tests": scores,
     }
     (out / SCORES).parent.mkdir(parents=True, exist_ok=True)
-    (out / SCORES).write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    write_json_atomic(out / SCORES, result, default=str, sort_keys=False)
     wb = cfg.logger.wandb
     with wandb_run(project=wb.project, group="table6", name=f"{result['corpus']}-"
                    f"{result['input_format']}-{cfg.seed}-eval", config=OmegaConf.to_container(

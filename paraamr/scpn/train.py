@@ -10,13 +10,14 @@ parser, data) and ``parse_index.json`` (the retrieval parse generator of the tra
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, ListConfig
+
+from paraamr.utils import write_json_atomic
 
 __all__ = ["train", "BEST_MODEL"]
 
@@ -83,7 +84,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         best = module.save(out_dir / BEST_MODEL, extra)
         RetrievalParseGenerator.from_pairs(dm.pairs.train).save(best / PARSE_INDEX)
         result["best_model"] = str(best)
-    (out_dir / "train_result.json").write_text(json.dumps(result, indent=2, default=str))
+    write_json_atomic(out_dir / "train_result.json", result, default=str, sort_keys=False)
     log.info("SCPN training done: %s", result)
     return result
 

@@ -8,7 +8,6 @@ W&B run. The job with ``train_corpus=none`` evaluates the untrained encoder (row
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -72,7 +71,7 @@ def run_job(cfg) -> dict:
     from paraamr.datadir import resolve_data_dir
     from paraamr.metrics.semantic import load_encoder
     from paraamr.sts import evaluate_sts, load_sts_suite, sts_signature
-    from paraamr.utils import measured_on
+    from paraamr.utils import measured_on, write_json_atomic
 
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -114,7 +113,7 @@ def run_job(cfg) -> dict:
             ppl=f"<={cfg.data.max_perplexity}",
         )
     result.update({"model": model_path, "sts": sts, "signature": sig})
-    (out / "results.json").write_text(json.dumps(result, indent=2))
+    write_json_atomic(out / "results.json", result, sort_keys=False)
     log_job_to_wandb(cfg, result)
     log.info("%s seed %s: STS avg spearman %.2f", cfg.corpus, cfg.seed, sts["avg"]["spearman"])
     return result

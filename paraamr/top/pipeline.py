@@ -45,6 +45,7 @@ from paraamr.top.evaluate import exact_match_report, low_resource_subsamples
 from paraamr.top.pairs import collect_samples, generator_pairs, parser_pairs, sampling_plan
 from paraamr.top.templates import template_counts
 from paraamr.top.trees import Node, depth, to_string, utterance
+from paraamr.utils import write_json_atomic
 
 __all__ = ["run_setting", "run", "signature"]
 
@@ -306,7 +307,7 @@ def run_setting(
         "models": {"generator": gen, "ap": ap, "target_syn": tgt},
         "signature": {r: signature(cfg, r) for r in ("generator", "parser")},
     }
-    done.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json_atomic(done, result, sort_keys=False)
     return result
 
 
@@ -364,7 +365,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         }
         agg[key]["samples"] = _mean_std([r["samples"][key] for r in runs])
     summary["aggregate"] = agg
-    (out / "top.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_json_atomic(out / "top.json", summary, sort_keys=False)
     _log_wandb(cfg, summary)
     return summary
 

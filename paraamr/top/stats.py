@@ -8,7 +8,6 @@ plot ``DIR/template_rank_frequency.png``.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from paraamr.top.templates import (
     template_counts,
     template_stats,
 )
+from paraamr.utils import write_json_atomic
 
 __all__ = ["file_digest", "stats_report", "format_report", "run_stats"]
 
@@ -139,7 +139,7 @@ def run_stats(
         out.mkdir(parents=True, exist_ok=True)
         plot = plot_rank_frequency(counts, out / "template_rank_frequency")
         report["plot"] = str(plot[0])
-        (out / "template_stats.json").write_text(json.dumps(report, indent=2) + "\n")
+        write_json_atomic(out / "template_stats.json", report, sort_keys=False)
     print(format_report(report))
     if out_dir is not None:
         print(f"wrote {Path(out_dir) / 'template_stats.json'} and {report['plot']}")

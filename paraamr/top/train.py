@@ -21,6 +21,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from paraamr.top.module import MODULE_FILE, Seq2SeqModule
+from paraamr.utils import write_json_atomic
 
 __all__ = ["train_seq2seq", "ROLES"]
 
@@ -113,5 +114,5 @@ def train_seq2seq(
         "backbone": module.settings["model_name_or_path"],
         "added_label_tokens": len(module.added_tokens),
     }
-    done.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json_atomic(done, result, sort_keys=False)
     return result
