@@ -227,7 +227,7 @@ def _cmd_humaneval(a) -> None:
             parser, encoder = make_parser(a.parser), load_encoder(a.similarity)
         paths = write_examples(specs, a.out, k=a.k, seed=a.seed, max_per_corpus=a.max_per_corpus,
                                parser=parser, encoder=encoder, encoder_name=a.similarity,
-                               on_error=a.on_error)  # fmt: skip
+                               on_error=a.on_error, lowercase_keys=a.lowercase_keys)  # fmt: skip
         print(paths["md"].read_text(encoding="utf-8"))
 
 
@@ -267,6 +267,8 @@ def _add_humaneval(sub) -> None:
     e.add_argument("--parser", default="spacy", choices=("spacy", "stanza"))
     e.add_argument("--similarity", default="minilm")
     e.add_argument("--no-metrics", action="store_true", help="sentences only (no parser/encoder)")
+    e.add_argument("--lowercase-keys", action="store_true",
+                   help="match sources case-insensitively (a built corpus)")  # fmt: skip
     e.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     h.set_defaults(func=_cmd_humaneval)
 

@@ -29,12 +29,14 @@ __all__ = ["draw_examples", "score_examples", "render_examples", "write_examples
 
 def draw_examples(
     specs: Sequence[CorpusSpec], k: int, seed: int = 0, max_per_corpus: int = 3,
-    on_error: str = "raise",
+    on_error: str = "raise", lowercase_keys: bool = False,
 ) -> list[dict]:  # fmt: skip
     """``k`` sources with up to ``max_per_corpus`` non-copy paraphrases of each corpus:
-    ``[{"source": s, "paraphrases": {corpus: [{"text": p}, ...]}}]``."""
+    ``[{"source": s, "paraphrases": {corpus: [{"text": p}, ...]}}]``; the source shown is the
+    first corpus's. ``lowercase_keys``: sources match across corpora case-insensitively (a
+    corpus the builder lowercased beside cased ones, as Table 2's ``lowercase_keys``)."""
     corpora = {s.name: (lambda s=s: read_corpus(s.path, s.fmt, SkipLog(on_error))) for s in specs}
-    drawn, _ = draw_sources(corpora, k, np.random.default_rng(seed))
+    drawn, _ = draw_sources(corpora, k, np.random.default_rng(seed), lowercase_keys)
     out = []
     for i in range(k):
         src = drawn[specs[0].name][i].text
@@ -103,13 +105,16 @@ def write_examples(
     encoder=None,
     encoder_name: str = "minilm",
     on_error: str = "raise",
+    lowercase_keys: bool = False,
 ) -> dict[str, Path]:
     """Draw, score (when a parser and an encoder are given) and write ``out`` (markdown) and
     ``out`` with ``.json``."""
-    examples = draw_examples(specs, k, seed, max_per_corpus, on_error)
+    examples = draw_examples(specs, k, seed, max_per_corpus, on_error, lowercase_keys)
     fields: list[tuple[str, object]] = [("paraamr", package_versions()["paraamr"]),
                                         ("corpora", "+".join(s.name for s in specs)),
                                         ("k", k), ("seed", seed)]  # fmt: skip
+    if lowercase_keys:
+        fields.append(("keys", "lowercase"))
     if parser is not None and encoder is not None:
         score_examples(examples, parser, encoder)
         fields += [("ted3", "paraamr-depth3"), ("parser", parser.signature()),

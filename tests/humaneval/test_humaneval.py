@@ -538,3 +538,32 @@ def test_examples_side_by_side_with_their_metrics(tmp_path, parabank_eval, minil
                 u, v = minilm.encode([src, p["text"]], normalize_embeddings=True)
                 assert p["similarity"] == pytest.approx(float(u @ v), abs=1e-5)
                 assert p["text"] != src
+
+
+def test_examples_match_a_lowercased_corpus_only_with_lowercase_keys(tmp_path, parabank_eval):
+    """A corpus the builder lowercased shares no source with ParaNMT's cased ones unless keys
+    are lowercased; then the drawn sources are ParaNMT's, with the lowercased corpus's
+    paraphrases beside them."""
+    from paraamr.corpus.errors import SkipLog
+    from paraamr.corpus.readers import read_corpus
+    from paraamr.corpus.specs import CorpusSpec
+    from paraamr.errors import InputError
+    from paraamr.tables.table3 import draw_examples, write_examples
+
+    recs = list(read_corpus(parabank_eval, "parabank-eval-paranmt", SkipLog("raise")))
+    cased = [r for r in recs if r.text != r.text.lower()][:20]
+    built = tmp_path / "built.tsv"  # each source lowercased, one made-up paraphrase
+    built.write_text("".join(f"{r.text.lower()}\tnew {i} {r.text.lower()}\n"
+                             for i, r in enumerate(cased)), encoding="utf-8")  # fmt: skip
+    specs = [CorpusSpec("ParaNMT", str(parabank_eval), "parabank-eval-paranmt"),
+             CorpusSpec("built", str(built), "pairs")]  # fmt: skip
+    with pytest.raises(InputError, match="only 0 sources"):
+        draw_examples(specs, 3)
+    ex = draw_examples(specs, 3, lowercase_keys=True)
+    by_lower = {r.text.lower(): i for i, r in enumerate(cased)}
+    for e in ex:
+        i = by_lower[e["source"].lower()]
+        assert e["source"] == cased[i].text  # the first corpus's (cased) source
+        assert e["paraphrases"]["built"] == [{"text": f"new {i} {cased[i].text.lower()}"}]
+    paths = write_examples(specs, tmp_path / "ex.md", k=2, lowercase_keys=True)
+    assert "keys:lowercase" in json.loads(paths["json"].read_text())["signature"]
