@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from paraamr.errors import InputError
 from paraamr.top.templates import BUCKETS, bucket_of, template_string
 from paraamr.top.trees import Node, TopTreeError, canonical, parse_tree, utterance
+from paraamr.utils import map_length_batches
 
 __all__ = [
     "MatchCount",
@@ -188,7 +189,9 @@ def ap_filter_with(
     parse: Callable[[list[str]], Sequence[Node | str | None]],
     batch_size: int = 64,
 ) -> FilterResult:
-    """:func:`ap_filter` with a parser callable (utterances -> tree strings), batched.
+    """:func:`ap_filter` with a parser callable (utterances -> tree strings), in length-sorted
+    batches (:func:`paraamr.utils.map_length_batches`; a batch answered with another number of
+    parses is a ``ValueError``).
 
     >>> from paraamr.top.trees import parse_tree
     >>> syn = [parse_tree("[IN:A x ]"), parse_tree("[IN:A y ]")]
@@ -196,13 +199,8 @@ def ap_filter_with(
     ...                ).kept_index
     [0]
     """
-    parses: list[Node | str | None] = []
-    for i in range(0, len(synthetic), batch_size):
-        batch = [utterance(t) for t in synthetic[i : i + batch_size]]
-        out = list(parse(batch))
-        if len(out) != len(batch):
-            raise InputError(f"parser returned {len(out)} outputs for {len(batch)} inputs")
-        parses.extend(out)
+    texts = [utterance(t) for t in synthetic]
+    parses = map_length_batches(texts, lambda batch: list(parse(batch)), batch_size)
     return ap_filter(synthetic, parses)
 
 

@@ -63,17 +63,19 @@ def test_filter_keeps_exactly_the_samples_whose_parse_matches():
 
 
 def test_filter_with_a_parser_callable_batches_the_utterances():
-    syn = [P(f"[IN:A w{i} ]") for i in range(5)]
+    words = ["w0", "a long w1", "w2", "w3 w3", "w4"]
+    syn = [P(f"[IN:A {w} ]") for w in words]
     seen: list[list[str]] = []
 
     def parser(batch):
         seen.append(batch)
-        return [f"[IN:A {u} ]" if u != "w3" else "[IN:B w3 ]" for u in batch]
+        return [f"[IN:A {u} ]" if u != "w3 w3" else "[IN:B w3 w3 ]" for u in batch]
 
     r = ap_filter_with(syn, parser, batch_size=2)
-    assert seen == [["w0", "w1"], ["w2", "w3"], ["w4"]]
+    # length-sorted batches (characters), answers back in input order
+    assert seen == [["w0", "w2"], ["w4", "w3 w3"], ["a long w1"]]
     assert r.kept_index == [0, 1, 2, 4] and r.dropped == 1
-    with pytest.raises(ValueError, match="outputs"):
+    with pytest.raises(ValueError, match="1 results for a batch of 5"):
         ap_filter_with(syn, lambda b: b[:1])
 
 
