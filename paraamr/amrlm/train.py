@@ -47,6 +47,7 @@ def signature(cfg: DictConfig, direction: str) -> Signature:
         ("lr", m.lr),
         ("steps", steps),
         ("batch", cfg.data.batch_size),
+        ("grouped", bool(cfg.data.get("group_by_length", False))),
         ("refocus", cfg.data.refocus_copies if direction == "generate" else 0),
         ("graph", stage.get("graph_form", "serialized") if direction == "generate" else None),
         ("data", "lpp-1274/145/143+bio-400/50/50"),

@@ -31,6 +31,8 @@ class PairDataModule(ResumableDataModule):
         val_batch_size: ``None``: ``batch_size``.
         seed: shuffling seed.
         num_workers: data-loader workers.
+        group_by_length: batches of pairs of similar length (characters of source + target;
+            :func:`~paraamr.training.data.group_by_length`), so they pad little.
 
     >>> dm = PairDataModule([("a", "b")] * 3, [], lambda s, t: (list(s), list(t)), batch_size=2)
     >>> next(iter(dm.train_dataloader()))
@@ -46,15 +48,22 @@ class PairDataModule(ResumableDataModule):
         val_batch_size: int | None = None,
         seed: int = 0,
         num_workers: int = 0,
+        group_by_length: bool = False,
     ) -> None:
         if not train_pairs:
             raise InputError("no training pairs")
+        lengths = [len(s) + len(t) for s, t in train_pairs] if group_by_length else None
 
         def collate(items: list[tuple[str, str]]) -> Any:
             return encode_batch([s for s, _ in items], [t for _, t in items])
 
         super().__init__(
-            train_pairs, collate, batch_size=batch_size, seed=seed, num_workers=num_workers
+            train_pairs,
+            collate,
+            batch_size=batch_size,
+            seed=seed,
+            num_workers=num_workers,
+            lengths=lengths,
         )
         self.val_pairs = list(val_pairs)
         self.val_batch_size = val_batch_size or batch_size
@@ -86,6 +95,7 @@ class TopData:
         limit_train / limit_val / limit_test: a seeded random subset of that size.
         subset_seed: seed of those subsets.
         batch_size / val_batch_size / num_workers: batches (per device).
+        group_by_length: training batches of pairs of similar length (they pad little).
         data_dir: data directory for relative paths.
 
     >>> TopData(train="a", test="b", on_error="ignore")  # doctest: +ELLIPSIS
@@ -107,6 +117,7 @@ class TopData:
     batch_size: int = 16
     val_batch_size: int | None = None
     num_workers: int = 0
+    group_by_length: bool = False
     data_dir: str | None = None
     skipped: dict = field(default_factory=dict)
 
@@ -164,4 +175,5 @@ class TopData:
             val_batch_size=self.val_batch_size,
             seed=seed,
             num_workers=self.num_workers,
+            group_by_length=self.group_by_length,
         )

@@ -127,6 +127,7 @@ def test_the_trainer_writes_both_models_scores_and_outputs(tmp_path, tiny_gpt2, 
     assert 0.0 <= parse["f1"] <= 1.0 and parse["deserialized"] + parse["rejects"] == 4
     assert Signature(parse["signature"]).fields["amr"] == "parse"
     assert Signature(gen["signature"]).fields["metric"] == "sacrebleu+cos(minilm)"
+    assert Signature(parse["signature"]).fields["grouped"] == "True"  # batches by length
     lines = (tmp_path / "parser" / "test_outputs.jsonl").read_text().splitlines()
     assert [json.loads(x)["id"] for x in lines][:2] == ["lpp_1943.1420", "lpp_1943.1421"]
     # the generator is also scored from a re-focused copy of each graph: another concept on top
