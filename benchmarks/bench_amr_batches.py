@@ -101,6 +101,7 @@ def bench_direction(direction: str, model: str | None, n_pairs: int, data_dir: s
                 row[f"split_padding_{name}"] = round(
                     padding_ratio(split_lengths, _epoch_batches(len(every), batch, lens, 0)), 3
                 )
+            print(json.dumps({direction: {k: v for k, v in row.items() if "padding" in k}}))
         dm = PairDataModule(pairs, [], module.encode_batch, batch_size=batch, seed=0,
                             group_by_length=grouped)  # fmt: skip
         opt = torch.optim.Adam([p for p in module.model.parameters() if p.requires_grad], lr=1e-5)
@@ -158,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
         "settings": {k: str(v) for k, v in vars(a).items()},
         "results": rows,
     }
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(a.out, out, sort_keys=False)
     print(json.dumps({r["direction"]: r["speedup"] for r in rows}))
 

@@ -52,7 +52,7 @@ def group_by_length(
     ``seed`` (so a long batch does not always open a window). Every index stays, once; the
     randomness between windows is the shuffle's. Padding to the longest of a batch then costs
     little: on the AMR training pairs, 2.39 padded tokens per real token with shuffled batches
-    of 8, 1.03 grouped (the idea of Hugging Face's ``LengthGroupedSampler``).
+    of 8, 1.11 grouped by characters (the idea of Hugging Face's ``LengthGroupedSampler``).
 
     Lengths 9 and 8, 7 and 3, 2 and 1 share a batch (the batches in shuffled order):
 

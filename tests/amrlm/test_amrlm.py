@@ -118,7 +118,7 @@ def test_the_trainer_writes_both_models_scores_and_outputs(tmp_path, tiny_gpt2, 
     from paraamr.signature import Signature
 
     caplog.set_level(logging.INFO)
-    result = _train(tmp_path, tiny_gpt2, data_dir)
+    result = _train(tmp_path, tiny_gpt2, data_dir, "data.group_by_length=true")
     assert not [r for r in caplog.records if r.name.startswith("penman")]  # no line per graph
     saved = json.loads((tmp_path / "scores.json").read_text())
     assert saved["split"] == {"train": 8, "dev": 4, "test": 4} == result["split"]
