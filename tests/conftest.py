@@ -9,6 +9,10 @@ import pytest
 # the literal ports of other projects' code (tests/metrics/ted_originals.py) are imported by
 # tests outside tests/metrics too; on sys.path here, so no test depends on collection order
 sys.path.insert(0, str(Path(__file__).parent / "metrics"))
+# helpers only tests use (tiny BERT / BART backbones, the W&B offline-run reader): tests/testkit,
+# imported by module name (`from tiny_top import build_tiny_bart`); what users run too (the tiny
+# models of `make tiny-models` and `make build-demo`, the fault injector) stays in paraamr.testing
+sys.path.insert(0, str(Path(__file__).parent / "testkit"))
 
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

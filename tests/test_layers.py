@@ -171,3 +171,37 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycles():
     assert import_cycles(_import_graph()) == []
+
+
+TESTKIT = PKG.parent / "tests" / "testkit"
+
+
+def test_no_library_module_imports_a_test_helper():
+    """Helpers only tests use live in tests/testkit, imported there by module name: the library
+    must never import one (it would work under pytest and fail for users)."""
+    helpers = {p.stem for p in TESTKIT.glob("*.py")}
+    assert helpers, TESTKIT
+    for rel, _ in _modules():
+        tree = ast.parse((PKG / rel).read_text(encoding="utf-8"))
+        names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                 for a in n.names}  # fmt: skip
+        names |= {n.module.split(".")[0] for n in ast.walk(tree)
+                  if isinstance(n, ast.ImportFrom) and n.module and n.level == 0}  # fmt: skip
+        assert not names & helpers, f"paraamr/{rel} imports the test helper {names & helpers}"
+
+
+def test_paraamr_testing_holds_only_what_users_run():
+    """A module stays in paraamr.testing only while something outside the tests names it: the
+    library, the Makefile, a benchmark or the handbook (tiny models for make tiny-models and
+    build-demo, the demo's rule-based generator, the fault injector run as python -m)."""
+    root = PKG.parent
+    texts = [(root / "Makefile").read_text(encoding="utf-8")]
+    for folder, pattern in (("paraamr", "*.py"), ("benchmarks", "*.py"), ("docs", "*.md")):
+        texts += [p.read_text(encoding="utf-8") for p in (root / folder).rglob(pattern)
+                  if "testing" not in p.relative_to(root).parts]  # fmt: skip
+    text = "\n".join(texts)
+    for p in sorted((PKG / "testing").glob("*.py")):
+        if p.stem != "__init__":
+            assert f"paraamr.testing.{p.stem}" in text, (
+                f"paraamr/testing/{p.name} is named only by tests: move it to tests/testkit/"
+            )

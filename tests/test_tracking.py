@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from paraamr.testing.wandb_records import read_offline_run
+from wandb_records import read_offline_run
+
 from paraamr.tracking import wandb_mode, wandb_run
 
 

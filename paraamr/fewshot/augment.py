@@ -15,7 +15,7 @@ it is kept, as the paper keeps it, but it adds little new text.
 The paraphraser is anything with the :class:`Paraphraser` interface: the syntax-controlled
 paraphraser of the Table 6 work (:class:`SCPNParaphraser`, loaded lazily from
 ``paraamr.scpn.paraphrase``), or, in tests only, the rule-based stand-in of
-:mod:`paraamr.testing.paraphrasers`.
+``tests/testkit/paraphrasers.py``.
 
 >>> from paraamr.fewshot.data import Example
 >>> class Reverse:  # a toy paraphraser: reverses the words, but copies under template 2

@@ -36,11 +36,11 @@ from paraamr.errors import ConfigError, ParaAMRError
 from paraamr.scpn.formats import InputFormat
 from paraamr.scpn.pairs import TrainPair
 from paraamr.training.data import ListDataset, ResumableDataModule
+from paraamr.training.layout import IGNORE, pad_rows, prompt_answer_batch
 
 __all__ = ["Encoder", "SCPNCollator", "SCPNDataModule", "ANSWER_PREFIX"]
 
 ANSWER_PREFIX = " <para>"
-IGNORE = -100
 
 
 class Encoder:
@@ -173,41 +173,25 @@ class Encoder:
 
         return infill(p.target_tree, self.depth(p))
 
-    def pad(self, rows: list[list[int]], left: bool) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(ids, attention_mask)`` padded with the tokenizer's pad id."""
-        n = max(len(r) for r in rows)
-        pad = self.tokenizer.pad_token_id
-        ids = torch.full((len(rows), n), pad, dtype=torch.long)
-        mask = torch.zeros((len(rows), n), dtype=torch.long)
-        for i, r in enumerate(rows):
-            sl = slice(n - len(r), n) if left else slice(0, len(r))
-            ids[i, sl] = torch.tensor(r, dtype=torch.long)
-            mask[i, sl] = 1
-        return ids, mask
-
     def prompts(
         self, segment_lists: Sequence[Sequence[tuple[str, str]]]
     ) -> dict[str, torch.Tensor]:
         """A generation batch (left-padded for decoder-only models)."""
         rows = [self.input_ids(s) for s in segment_lists]
-        ids, mask = self.pad(rows, left=self.arch == "causal")
+        ids, mask = pad_rows(rows, self.tokenizer.pad_token_id, left=self.arch == "causal")
         return {"input_ids": ids, "attention_mask": mask}
 
     def batch(self, pairs: Sequence[TrainPair]) -> dict[str, torch.Tensor]:
         """A training batch with ``labels``."""
         inputs = [self.input_ids(self.segments(p)) for p in pairs]
         targets = [self.target_ids(self.answer(p)) for p in pairs]
+        pad = self.tokenizer.pad_token_id
         if self.arch == "seq2seq":
-            ids, mask = self.pad(inputs, left=False)
-            lab, lab_mask = self.pad(targets, left=False)
+            ids, mask = pad_rows(inputs, pad)
+            lab, lab_mask = pad_rows(targets, pad)
             lab[lab_mask == 0] = IGNORE
             return {"input_ids": ids, "attention_mask": mask, "labels": lab}
-        rows = [a + b for a, b in zip(inputs, targets, strict=True)]
-        ids, mask = self.pad(rows, left=False)
-        labels = torch.full_like(ids, IGNORE)
-        for i, (a, b) in enumerate(zip(inputs, targets, strict=True)):
-            labels[i, len(a) : len(a) + len(b)] = torch.tensor(b, dtype=torch.long)
-        return {"input_ids": ids, "attention_mask": mask, "labels": labels}
+        return prompt_answer_batch(inputs, targets, pad)
 
 
 def _special_wrapping(tokenizer: Any) -> tuple[list[int], list[int]]:

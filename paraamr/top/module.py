@@ -63,6 +63,7 @@ from paraamr.top.constraints import (
 from paraamr.top.encoding import encode
 from paraamr.top.trees import MASK, Node
 from paraamr.training.condgen import OPTIMIZERS, SCHEDULES, CondGenModule, check_choice
+from paraamr.training.layout import IGNORE, pad_rows, prompt_answer_batch
 from paraamr.training.recipe import freeze_lower_layers, train_new_embedding_rows
 
 __all__ = [
@@ -322,7 +323,7 @@ class Seq2SeqModule(CondGenModule):
             if self.warm_started and self.tokenizer.cls_token_id is not None:
                 # BERT wraps targets in [CLS] ... [SEP]; the decoder starts from [CLS]
                 lab = lab[:, 1:]
-            lab = lab.masked_fill(lab == self.tokenizer.pad_token_id, -100)
+            lab = lab.masked_fill(lab == self.tokenizer.pad_token_id, IGNORE)
             batch["labels"] = lab
         return batch
 
@@ -332,25 +333,11 @@ class Seq2SeqModule(CondGenModule):
         s, tok = self.settings, self.tokenizer
         sep = tok("\n", add_special_tokens=False)["input_ids"]
         prompts = [self.units(x)[: s["max_source_length"]] + sep for x in sources]
-        pad = tok.pad_token_id
         if targets is None:  # generation: left padding
-            width = max(map(len, prompts))
-            ids = [[pad] * (width - len(p)) + p for p in prompts]
-            mask = [[0] * (width - len(p)) + [1] * len(p) for p in prompts]
-            return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask)}
+            ids, mask = pad_rows(prompts, tok.pad_token_id, left=True)
+            return {"input_ids": ids, "attention_mask": mask}
         answers = [self.units(t)[: s["max_target_length"]] + [tok.eos_token_id] for t in targets]
-        width = max(len(p) + len(a) for p, a in zip(prompts, answers, strict=True))
-        ids, mask, labels = [], [], []
-        for p, a in zip(prompts, answers, strict=True):
-            n = width - len(p) - len(a)
-            ids.append(p + a + [pad] * n)
-            mask.append([1] * (len(p) + len(a)) + [0] * n)
-            labels.append([-100] * len(p) + a + [-100] * n)
-        return {
-            "input_ids": torch.tensor(ids),
-            "attention_mask": torch.tensor(mask),
-            "labels": torch.tensor(labels),
-        }
+        return prompt_answer_batch(prompts, answers, tok.pad_token_id)
 
     # ---------------------------------------------------------------- generation
     @torch.no_grad()

@@ -38,6 +38,7 @@ import pytorch_lightning as pl
 import torch
 
 from paraamr.errors import ConfigError, DataNotFoundError
+from paraamr.training.layout import IGNORE
 from paraamr.training.recipe import causal_answer_nll, merged_embeddings
 
 __all__ = ["CondGenModule", "build_optimizer", "check_choice", "OPTIMIZERS", "SCHEDULES"]
@@ -132,10 +133,10 @@ class CondGenModule(pl.LightningModule):
         nll = torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.shape[-1]).float(),
             labels.reshape(-1),
-            ignore_index=-100,
+            ignore_index=IGNORE,
             reduction="sum",
         )
-        return nll, int((labels != -100).sum())
+        return nll, int((labels != IGNORE).sum())
 
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Mean token cross-entropy of the answers (the model's own ``loss``)."""

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from paraamr.errors import ConfigError
+from paraamr.training.layout import IGNORE
 from paraamr.utils import available_cores, cpu_bf16_support
 
 __all__ = [
@@ -262,7 +263,7 @@ def causal_answer_nll(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
     import torch
 
     labels = batch["labels"][:, 1:]
-    keep = labels != -100
+    keep = labels != IGNORE
     hidden = model.base_model(
         input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]
     ).last_hidden_state[:, :-1]

@@ -9,6 +9,7 @@ import random
 from collections import Counter
 
 import pytest
+from paraphrasers import RuleParaphraserForTests
 
 from paraamr.errors import ConfigError, InputError
 from paraamr.fewshot.augment import (
@@ -27,12 +28,11 @@ from paraamr.fewshot.data import (
     split_dev,
     write_examples,
 )
-from paraamr.testing.paraphrasers import RuleParaphraserForTests
 
 
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory):
-    from paraamr.testing.tiny_bert import build_tiny_bert
+    from tiny_bert import build_tiny_bert
 
     words = " ".join(TOY_WORDS)
     return build_tiny_bert(tmp_path_factory.mktemp("tinybert"), extra_words=[words])
@@ -296,7 +296,7 @@ def test_tiny_table7_run_produces_the_schema(compose_config, data_dir, tiny_bert
         if aug == "scpn":  # the test-only rule paraphraser stands in for the issue-9 model
             with open_dict(cfg):
                 cfg.augment.paraphraser = OmegaConf.create(
-                    {"_target_": "paraamr.testing.paraphrasers.RuleParaphraserForTests"}
+                    {"_target_": "paraphrasers.RuleParaphraserForTests"}
                 )
                 cfg.augment.lm = None
         res = run_job(cfg)

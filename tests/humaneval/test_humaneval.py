@@ -285,7 +285,7 @@ def test_score_mturk_batch_by_hand(tmp_path):
     assert "paper (Huang et al. 2023, Table 4)" in md and "| ParaAMR |" in md
     assert (out / "table4_shares.png").stat().st_size > 0
     # the W&B run (offline): group table4, the averages in its summary
-    from paraamr.testing.wandb_records import read_offline_run
+    from wandb_records import read_offline_run
 
     (run,) = (out / "wandb").glob("offline-run-*")
     rec = read_offline_run(run)

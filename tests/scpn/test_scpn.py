@@ -599,9 +599,10 @@ def test_table7_job_with_the_real_paraphraser_fills_unfit_templates(
     """A Table 7 job through :class:`SCPNParaphraser` and a tiny SCPN model: the index has no
     parse for ``(ROOT (NP (NP) (.)))``, so ``no_fit=skip`` loses that template's candidates and
     ``no_fit=nearest`` (the default) gives them the parse of the nearest template, counted."""
+    from tiny_bert import build_tiny_bert
+
     from paraamr.fewshot.job import run_job
     from paraamr.tables.table7 import gather_rows
-    from paraamr.testing.tiny_bert import build_tiny_bert
 
     bert = build_tiny_bert(tmp_path / "bert")
     results = {}

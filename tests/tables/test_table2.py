@@ -84,7 +84,7 @@ def test_wandb_offline_run_files(table2_run):
     names = [row[0] for row in t["data"]]
     assert "ParaNMT" in names and "ParaAMR (paper)" in names
     # each corpus's run: its group, its name and its Table 2 row as the summary
-    from paraamr.testing.wandb_records import read_offline_run
+    from wandb_records import read_offline_run
 
     rows = {r["dataset"]: r for r in json.loads((out / "table2.json").read_text())["rows"]}
     recorded = [read_offline_run(r) for r in runs]

@@ -116,7 +116,7 @@ def test_paper_preset_composes(compose_config):
 def test_each_job_is_a_wandb_run_with_its_sts_row(data_dir, compose_config, tmp_path, monkeypatch):
     """With ``WANDB_MODE`` unset a job writes an offline run: group table5, named for its corpus
     and seed, the STS numbers of ``results.json`` in its summary."""
-    from paraamr.testing.wandb_records import read_offline_run
+    from wandb_records import read_offline_run
 
     monkeypatch.delenv("WANDB_MODE", raising=False)
     out = tmp_path / "runs" / "none" / "seed3"

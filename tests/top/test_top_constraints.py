@@ -263,8 +263,9 @@ def test_saved_causal_module_reloads_with_its_constraints(module, weather, tmp_p
 
 
 def test_constrained_needs_a_decoder_only_model(tmp_path, weather):
+    from tiny_top import build_tiny_bart
+
     from paraamr.errors import ConfigError
-    from paraamr.testing.tiny_top import build_tiny_bart
     from paraamr.top.module import Seq2SeqModule
 
     bart = build_tiny_bart(tmp_path / "bart")

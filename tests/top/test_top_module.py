@@ -82,9 +82,8 @@ def test_encoding_survives_the_minilm_tokenizer(minilm_tokenizer, top_eval):
 
 
 def test_encoding_survives_a_byte_level_bpe_exactly(tmp_path):
+    from tiny_top import build_tiny_bart
     from transformers import AutoTokenizer
-
-    from paraamr.testing.tiny_top import build_tiny_bart
 
     tok = AutoTokenizer.from_pretrained(build_tiny_bart(tmp_path / "bart"))
     for s in TREES:
@@ -109,7 +108,7 @@ def _words(t: Node):
 
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory):
-    from paraamr.testing.tiny_top import build_tiny_bert
+    from tiny_top import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("bert"), TREES)
 

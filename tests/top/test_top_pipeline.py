@@ -48,7 +48,8 @@ def _count_trainings(monkeypatch) -> list:
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory, compose_config):
-    from paraamr.testing.tiny_top import build_tiny_bert
+    from tiny_top import build_tiny_bert
+
     from paraamr.top.pipeline import run
 
     d = tmp_path_factory.mktemp("top")
@@ -146,7 +147,8 @@ def test_tables_from_the_tiny_run(tiny_run, tmp_path):
 def test_nothing_kept_reuses_the_real_parser(tmp_path, compose_config, monkeypatch):
     """With every synthetic tree dropped by the filter, real + syn is the real data again: the
     auxiliary parser is reused (two trainings, not three) and both rows are its scores."""
-    from paraamr.testing.tiny_top import build_tiny_bert
+    from tiny_top import build_tiny_bert
+
     from paraamr.top import stages
     from paraamr.top.pipeline import run
 

@@ -106,8 +106,9 @@ def test_saved_dirs_say_which_kind_they_are(tiny_gpt2, tmp_path):
 
 
 def test_one_loader_warm_starts_an_encoder_on_both_sides(tmp_path):
+    from tiny_bert import build_tiny_bert
+
     from paraamr.lms.loading import load_lm
-    from paraamr.testing.tiny_bert import build_tiny_bert
 
     path = build_tiny_bert(tmp_path / "bert")
     model, tok, arch = load_lm(str(path))

@@ -7,7 +7,7 @@
   tokenizer (``facebook/bart-base``'s kind).
 
 Their output is garbage until trained; a few hundred steps on a handful of trees teach them
-to copy (see ``tests/test_top_model.py``).
+to copy (see ``tests/top/test_top_module.py``).
 """
 
 from __future__ import annotations
