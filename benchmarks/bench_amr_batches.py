@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--model", default=None, help="tiny: a tiny random causal LM (smoke)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     a = ap.parse_args(argv)
-    from paraamr.utils import cpu_bf16_support, measured_on, write_json_atomic
+    from paraamr.precision import cpu_bf16_support
+    from paraamr.utils import measured_on, write_json_atomic
 
     torch.set_num_threads(a.threads)
     with tempfile.TemporaryDirectory() as tmp:

@@ -13,7 +13,7 @@ transformer exported to ONNX (``paraamr.metrics.exported.ExportedEncoder``): ONN
 sentences/s (median of ``--repeats``), and against fp32 the per-pair cosines' Spearman and
 largest difference and the similarity column as Table 2 aggregates it (mean over a source's
 paraphrases, then over sources, in %). Whether the CPU runs bf16 natively is in the output
-(``paraamr.utils.cpu_bf16_support``): without it bf16 is emulated and slower.
+(``paraamr.precision.cpu_bf16_support``): without it bf16 is emulated and slower.
 
 sentence-transformers' own ``backend="onnx"/"openvino"`` is not measured: its packages
 (``optimum-onnx``, ``optimum-intel``) do not install beside transformers 5 with torch 2.13.
@@ -67,8 +67,8 @@ def main(argv=None) -> None:
     from paraamr.corpus import read_corpus
     from paraamr.figures import save_benchmark
     from paraamr.metrics.semantic import AutocastEncoder, cosine_pairs, load_encoder
+    from paraamr.precision import cpu_bf16_support
     from paraamr.signature import Signature
-    from paraamr.utils import cpu_bf16_support
 
     torch.set_num_threads(a.threads)
     records = list(read_corpus(Path(a.data_dir) / "paraphrase" / "parabank-eval",

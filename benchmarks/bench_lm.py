@@ -79,8 +79,8 @@ def main(argv=None) -> None:
     from benchmarks.bench_build import real_sentences
     from paraamr.figures import save_benchmark
     from paraamr.lms import load_scorer
+    from paraamr.precision import cpu_bf16_support
     from paraamr.signature import Signature
-    from paraamr.utils import cpu_bf16_support
 
     torch.set_num_threads(a.threads)
     sents = real_sentences(Path(a.data_dir), a.n)

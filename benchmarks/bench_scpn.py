@@ -11,7 +11,7 @@ Training: ``training_step`` + backward + Adam on real MSRP-train pairs in the of
 layout (``skeleton`` prompt, template-infilling tree answers, spaCy parses), the same batches for
 every variant, median of ``--steps`` steps after one warm-up step; bf16 is
 ``torch.autocast("cpu", torch.bfloat16)`` as Lightning's ``bf16-mixed`` does. Whether the CPU
-runs bf16 natively is in the output (``paraamr.utils.cpu_bf16_support``): without it,
+runs bf16 natively is in the output (``paraamr.precision.cpu_bf16_support``): without it,
 bf16 is emulated and training falls back to fp32. Generation: a fixed output length
 (``min_new_tokens = max_new_tokens = --new-tokens``), median of ``--repeats``.
 """
@@ -186,7 +186,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=3, help="generation timings: median of N")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     a = ap.parse_args(argv)
-    from paraamr.utils import cpu_bf16_support, cpu_model
+    from paraamr.precision import cpu_bf16_support
+    from paraamr.utils import cpu_model
 
     torch.set_num_threads(a.threads)
     pairs = _pairs(max(a.batch_size, a.sentences), a.data_dir)

@@ -21,9 +21,7 @@ from typing import Any, TypeVar
 from paraamr.errors import ConfigError, MissingDependencyError
 
 __all__ = [
-    "native_bf16",
     "available_cores",
-    "cpu_bf16_support",
     "cpu_model",
     "measured_on",
     "measured_text",
@@ -35,12 +33,7 @@ __all__ = [
     "write_json_atomic",
     "fsync_dir",
     "write_text_atomic",
-    "precision",
-    "TORCH_DTYPES",
 ]
-
-#: precision name -> torch dtype attribute
-TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
 T = TypeVar("T")
 
@@ -193,18 +186,6 @@ def write_json_atomic(
     write_text_atomic(path, text)
 
 
-def precision(dtype: str | None, device: str) -> str:
-    """The precision a model runs in: ``fp16`` / ``bf16`` on a GPU as asked, else ``fp32`` (half
-    precision is slower on CPUs; ``None`` means fp32). Unknown names are a :class:`ConfigError`.
-
-    >>> precision("bf16", "cuda"), precision("bf16", "cpu"), precision(None, "cuda")
-    ('bf16', 'fp32', 'fp32')
-    """
-    if dtype is not None and dtype not in TORCH_DTYPES:
-        raise ConfigError(f"dtype: {dtype!r} is not one of fp32, fp16, bf16 (or null)")
-    return "fp32" if dtype is None or device == "cpu" else dtype
-
-
 def available_cores() -> int:
     """The CPU cores this process may run on (its affinity mask where the OS has one).
 
@@ -269,33 +250,6 @@ def measured_text(stamps: Iterable[dict[str, Any] | None]) -> str:
     if missing:
         parts.append(f"{missing} result{'s' if missing > 1 else ''} without a date or CPU")
     return "; ".join(parts) + "." if parts else ""
-
-
-def native_bf16(device: str) -> bool:
-    """Whether ``device`` runs bf16 natively: a CUDA GPU with bf16, or a CPU with AVX512-BF16
-    or AMX (:func:`cpu_bf16_support`); elsewhere bf16 is emulated and slower than fp32."""
-    import torch
-
-    if str(device).startswith("cuda"):
-        return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    return cpu_bf16_support()[0]
-
-
-def cpu_bf16_support() -> tuple[bool, str]:
-    """``(supported, reason)``: whether this CPU runs bf16 natively (AVX512-BF16 or AMX)."""
-    import torch
-
-    cpu = getattr(torch, "cpu", None)
-    checks = (("_is_avx512_bf16_supported", "AVX512-BF16"), ("_is_amx_tile_supported", "AMX"))
-    for fn, name in checks:
-        f = getattr(cpu, fn, None)
-        try:
-            if f is not None and f():
-                return True, f"the CPU has {name}"
-        except RuntimeError:  # pragma: no cover - torch builds without the check
-            continue
-    cap = torch.backends.cpu.get_cpu_capability()
-    return False, f"the CPU has no AVX512-BF16 or AMX (torch capability {cap}): bf16 is emulated"
 
 
 #: optional packages -> the extra of pyproject.toml that installs them

@@ -1,12 +1,13 @@
 """The package's layering, checked on the source: lower layers never import higher ones.
 
-Layers, bottom up: the foundations (errors, utils, signature, datadir, shards, tracking, paper,
-figures, markdown, jsonl_cache), the library (corpus, metrics, parsers, amr, training, and the stage
-packages builder, simcse, sts, top and those that follow), then the paper-table orchestration
-(``paraamr.tables``), then the entry points (``paraamr.cli``, ``experiments/``, ``analysis/``).
-Nothing below ``paraamr.tables`` imports it: a stage that ends in a paper table (the builder's
-Table 1) returns its numbers, and the table layer or the entry point writes the table. No two
-modules import each other, directly or through others (imports inside functions count).
+Layers, bottom up: the foundations (errors, utils, precision, signature, datadir, shards,
+tracking, paper, figures, markdown, jsonl_cache), the library (corpus, metrics, parsers, amr,
+training, and the stage packages builder, simcse, sts, top and those that follow), then the
+paper-table orchestration (``paraamr.tables``), then the entry points (``paraamr.cli``,
+``experiments/``, ``analysis/``). Nothing below ``paraamr.tables`` imports it: a stage that
+ends in a paper table (the builder's Table 1) returns its numbers, and the table layer or the
+entry point writes the table. No two modules import each other, directly or through others
+(imports inside functions count).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "paraamr"
-FOUNDATION = {"errors", "utils", "signature", "lockfile", "datadir", "shards", "tracking", "paper",
-              "figures", "markdown", "jsonl_cache"}  # fmt: skip
+FOUNDATION = {"errors", "utils", "precision", "signature", "lockfile", "datadir", "shards",
+              "tracking", "paper", "figures", "markdown", "jsonl_cache"}  # fmt: skip
 CORE = {"corpus", "metrics", "parsers", "amr"}
 
 

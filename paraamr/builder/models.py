@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paraamr.utils import TORCH_DTYPES, map_length_batches, precision
+from paraamr.precision import Precision, resolve
+from paraamr.utils import map_length_batches
 
 __all__ = ["AmrlibStog", "AmrlibGenerator", "HFGenerator", "check_model_dir", "MODELS_REMEDY",
            "TINY_REMEDY"]  # fmt: skip
@@ -29,27 +30,25 @@ def _device(device: str | None) -> str:
     return device or ("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def _dtype(name: str | None, device: str):
-    """Torch dtype to cast to; ``None`` for fp32, no cast (:func:`paraamr.utils.precision`)."""
-    import torch
-
-    p = precision(name, device)
-    return None if p == "fp32" else getattr(torch, TORCH_DTYPES[p])
-
-
-def _to_dtype(model, dtype: str | None, device: str):
-    """Cast ``model`` in place to ``fp16``/``bf16`` on GPU (a no-op on CPU or for ``None``)."""
-    dt = _dtype(dtype, device)
-    return model.to(dt) if dt is not None else model
+def _precision(model, dtype: str | None, device: str, what: str) -> Precision:
+    """The :class:`~paraamr.precision.Precision` of ``dtype`` on ``device``; ``model`` cast in
+    place to its weights (half precision on a GPU; on a CPU bf16 runs as autocast, fp16 as
+    fp32). ``what`` names the setting in errors and notes."""
+    p = resolve(dtype, device, what)
+    if p.note:
+        log.warning("%s: %s", what, p.note)
+    if p.weights != "fp32":
+        model.to(p.torch_dtype())
+    return p
 
 
 def _load_hf(auto_cls, name: str, device: str, dtype: str | None):
-    """Tokenizer + model in eval mode on ``device`` (half precision only on GPU)."""
+    """Tokenizer, model in eval mode on ``device`` and its precision (:func:`_precision`)."""
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(name)
-    model = _to_dtype(auto_cls.from_pretrained(name).to(device), dtype, device)
-    return tok, model.eval()
+    model = auto_cls.from_pretrained(name).to(device)
+    return tok, model.eval(), _precision(model, dtype, device, "generator.dtype")
 
 
 MODELS_REMEDY = (
@@ -89,7 +88,7 @@ class AmrlibStog:
         if tok_name_or_path:
             kw["tok_name_or_path"] = tok_name_or_path
         self.inference = amrlib.load_stog_model(model_dir=model_dir, **kw)
-        _to_dtype(self.inference.model, dtype, self.device)
+        self.precision = _precision(self.inference.model, dtype, self.device, "stog.dtype")
         self.batch_size = batch_size
 
     def signature(self) -> str:
@@ -98,7 +97,7 @@ class AmrlibStog:
     def parse(self, sentences: Sequence[str]) -> list[str | None]:
         import torch
 
-        with torch.inference_mode():
+        with torch.inference_mode(), self.precision.context():
             # amrlib sorts by length inside parse_sents; one call per chunk keeps batches full
             return self.inference.parse_sents(list(sentences), add_metadata=True)
 
@@ -122,7 +121,7 @@ class AmrlibGenerator:
         self.inference = amrlib.load_gtos_model(
             model_dir=model_dir, device=self.device, batch_size=batch_size, num_beams=num_beams
         )
-        _to_dtype(self.inference.model, dtype, self.device)
+        self.precision = _precision(self.inference.model, dtype, self.device, "generator.dtype")
         self.batch_size = batch_size
 
     def signature(self) -> str:
@@ -137,7 +136,7 @@ class AmrlibGenerator:
             sents, clips = self.inference.generate(batch, use_tense=self.use_tense)
             return list(zip(sents, clips, strict=True))
 
-        with torch.inference_mode():
+        with torch.inference_mode(), self.precision.context():
             return map_length_batches(list(graphs), run, self.batch_size, longest_first=True)
 
 
@@ -157,7 +156,7 @@ class HFGenerator:
         from transformers import AutoModelForSeq2SeqLM
 
         self.name, self.device = model_name_or_path, _device(device)
-        self.tok, self.model = _load_hf(
+        self.tok, self.model, self.precision = _load_hf(
             AutoModelForSeq2SeqLM, model_name_or_path, self.device, dtype
         )
         self.batch_size, self.num_beams = batch_size, num_beams
@@ -184,7 +183,7 @@ class HFGenerator:
             texts = self.tok.batch_decode(out, skip_special_tokens=True)
             return list(zip(texts, clipped, strict=True))
 
-        with torch.inference_mode():
+        with torch.inference_mode(), self.precision.context():
             return map_length_batches(list(graphs), run, self.batch_size, longest_first=True)
 
 

@@ -18,7 +18,8 @@ import math
 from collections.abc import Sequence
 
 from paraamr.errors import ConfigError
-from paraamr.utils import TORCH_DTYPES, length_batches, native_bf16, precision
+from paraamr.precision import resolve
+from paraamr.utils import length_batches
 
 __all__ = ["CausalLMScorer", "mean_nll"]
 
@@ -70,20 +71,14 @@ class CausalLMScorer:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.autocast = False
-        if dtype == "auto":  # bf16 where the hardware runs it natively, else fp32
-            dtype = "bf16" if native_bf16(self.device) else None
-        if dtype == "bf16" and self.device == "cpu":
-            # a CPU keeps fp32 weights and runs the matmuls in bf16 (autocast): natively with
-            # AVX512-BF16 / AMX (paraamr.utils.cpu_bf16_support), emulated and slow elsewhere
-            self.autocast, dtype = True, None
-        try:
-            self.dtype = precision(dtype, self.device)
-        except ConfigError as e:
-            raise ConfigError(f"lm.{e}") from None
+        # one rule (paraamr.precision): a CPU keeps fp32 weights and runs bf16 as autocast
+        self.precision = resolve(dtype, self.device, "lm.dtype")
+        if self.precision.note:
+            log.warning("lm.dtype: %s", self.precision.note)
+        self.autocast, self.dtype = self.precision.autocast, self.precision.weights
         self.tok = AutoTokenizer.from_pretrained(name_or_path)
         self.model = AutoModelForCausalLM.from_pretrained(
-            name_or_path, dtype=getattr(torch, TORCH_DTYPES[self.dtype])
+            name_or_path, dtype=self.precision.torch_dtype()
         )
         self.model.to(self.device).eval()
         self.name, self.label = name_or_path, label or name_or_path
@@ -106,7 +101,7 @@ class CausalLMScorer:
         bos = self.tok.bos_token.replace("|", "") if self.prefix_ids else "none"
         return (
             f"ppl({self.label},after={bos},tokens-mean,"
-            f"{'bf16-autocast' if self.autocast else self.dtype},max_len={self.max_length},"
+            f"{self.precision.label},max_len={self.max_length},"
             f"transformers-{transformers.__version__})"
         )
 
@@ -139,7 +134,7 @@ class CausalLMScorer:
                     inp[row, : len(ids[i])] = torch.tensor(ids[i])
                     mask[row, : len(ids[i])] = 1
                 inp, mask = inp.to(self.device), mask.to(self.device)
-                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.autocast):
+                with self.precision.context():
                     logits = self.model(input_ids=inp, attention_mask=mask).logits
                 nll = F.cross_entropy(
                     logits[:, :-1].float().transpose(1, 2), inp[:, 1:], reduction="none"

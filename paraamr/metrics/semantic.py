@@ -176,11 +176,11 @@ def resolve_precision(precision: str, device: str) -> str:
 
     if precision not in PRECISIONS:
         raise ConfigError(f"similarity.precision must be one of {PRECISIONS}, got {precision!r}")
-    if precision != "auto":
+    if precision == "int8":
         return precision
-    from paraamr.utils import native_bf16
+    from paraamr.precision import resolve
 
-    return "bf16" if native_bf16(device) else "fp32"
+    return resolve(precision, device, "similarity.precision").name
 
 
 class AutocastEncoder:

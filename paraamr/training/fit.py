@@ -100,10 +100,13 @@ def fit(cfg: DictConfig, module: Any, datamodule: Any, **trainer_kwargs: Any) ->
     uses_wandb = any(type(lg).__name__ == "WandbLogger" for lg in loggers)
     from paraamr.training.recipe import resolve_precision, training_threads
 
-    precision, why = resolve_precision(cfg.trainer.get("precision"), cfg.trainer.get("accelerator"))
-    if why:
-        log.warning(why)
-        trainer_kwargs.setdefault("precision", precision)
+    setting = cfg.trainer.get("precision")
+    precision, note = resolve_precision(setting, cfg.trainer.get("accelerator"))
+    if note:
+        log.warning("trainer.precision=%s: %s", setting, note)
+    elif str(setting) != precision:
+        log.info("trainer.precision=%s runs %s", setting, precision)
+    trainer_kwargs.setdefault("precision", precision)
     training_threads(cfg.get("threads"))
     try:
         trainer = instantiate(

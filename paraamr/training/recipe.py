@@ -4,13 +4,14 @@ Reported for another 2-core CPU with AVX512-BF16 (not rerun here; one SmolLM2-13
 8 x 96 tokens, AdamW): fp32 with every layer trained 8.23 s, bf16 autocast 5.04 s, the
 embeddings and the lowest 20 of 30 blocks frozen 3.07 s, both 1.76 s. On a 2-core AVX2-only CPU
 (measured, README "Performance of the SCPN recipe") bf16 is emulated and over ten times *slower*
-than fp32, so :func:`resolve_precision` falls back to fp32 there, with the reason logged
-(``make bench-scpn`` measures all four on the machine at hand).
+than fp32, so the training configs ask for ``precision: auto``: bf16 where the CPU runs it
+natively, fp32 elsewhere (:mod:`paraamr.precision`; ``make bench-scpn`` measures all four on the
+machine at hand).
 
 - :func:`freeze_lower_layers`: the input embeddings (and an output head tied to them) and the
   lowest ``n`` blocks of every block stack of a Hugging Face model stop training.
-- :func:`resolve_precision`: the Lightning precision to use
-  (:func:`paraamr.utils.cpu_bf16_support`).
+- :func:`resolve_precision`: the Lightning precision of a setting (:func:`paraamr.precision.resolve`
+  on the Trainer's accelerator).
 - :func:`training_threads`: the cores this process may use (``torch.set_num_threads``).
 - :func:`train_new_embedding_rows`: added tokens (TOP labels) keep training under frozen
   embeddings.
@@ -27,7 +28,7 @@ from typing import Any
 
 from paraamr.errors import ConfigError
 from paraamr.training.layout import IGNORE
-from paraamr.utils import available_cores, cpu_bf16_support
+from paraamr.utils import available_cores
 
 __all__ = [
     "freeze_lower_layers",
@@ -42,7 +43,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-BF16_PRECISIONS = ("bf16-mixed", "bf16-true", "bf16")
 _STACK_NAMES = ("layers", "h", "layer", "block")
 
 
@@ -121,26 +121,23 @@ def freeze_lower_layers(model: Any, n: int | None) -> dict[str, int]:
     return {"frozen_blocks": n * len(stacks), "trainable": trainable, "total": total}
 
 
-def resolve_precision(precision: Any, accelerator: str | None) -> tuple[Any, str | None]:
-    """The precision to give the Trainer, and why it differs from ``precision`` (else ``None``).
+def resolve_precision(precision: Any, accelerator: str | None) -> tuple[str, str | None]:
+    """The Trainer's ``precision`` for a setting (``auto``, ``32``, ``bf16-mixed``, …) on the
+    Trainer's ``accelerator`` (``None`` / ``cpu``, ``gpu`` / ``cuda``, ``auto``), and the note
+    of :func:`paraamr.precision.resolve` (why it differs, or why it will be slow), else ``None``.
 
-    bf16 on a CPU without native bf16 becomes ``32-true`` (bf16 would be slower there); every
-    other setting passes through.
-
-    >>> resolve_precision("32", "cpu")
-    ('32', None)
+    >>> resolve_precision("32", "cpu"), resolve_precision("16-mixed", "cpu")
+    (('32', None), ('32-true', '16-mixed runs fp32 on a CPU'))
     """
-    if str(precision) not in BF16_PRECISIONS or (accelerator or "cpu") not in ("cpu", "auto"):
-        return precision, None
-    if accelerator == "auto":
+    from paraamr.precision import resolve
+
+    device = accelerator or "cpu"
+    if device == "auto":
         import torch
 
-        if torch.cuda.is_available():
-            return precision, None
-    ok, why = cpu_bf16_support()
-    if ok:
-        return precision, None
-    return "32-true", f"precision {precision} -> 32-true: {why}"
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    p = resolve(precision, device, "trainer.precision")
+    return p.lightning, p.note
 
 
 def training_threads(requested: int | None = None) -> int:

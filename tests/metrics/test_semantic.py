@@ -120,12 +120,12 @@ def test_bf16_autocast_encoder_agrees_with_fp32_and_really_runs_in_bf16(minilm, 
 
 
 def test_auto_precision_follows_the_hardware(monkeypatch):
-    from paraamr import utils
+    from paraamr import precision
     from paraamr.metrics.semantic import resolve_precision
 
-    monkeypatch.setattr(utils, "cpu_bf16_support", lambda: (False, "AVX2 only"))
+    monkeypatch.setattr(precision, "cpu_bf16_support", lambda: (False, "AVX2 only"))
     assert resolve_precision("auto", "cpu") == "fp32"
-    monkeypatch.setattr(utils, "cpu_bf16_support", lambda: (True, "the CPU has AMX"))
+    monkeypatch.setattr(precision, "cpu_bf16_support", lambda: (True, "the CPU has AMX"))
     assert resolve_precision("auto", "cpu") == "bf16"
     assert resolve_precision("fp32", "cpu") == "fp32"
 

@@ -152,16 +152,18 @@ def test_freeze_really_freezes_and_the_trainable_count_is_the_hand_count(tiny_gp
         SCPNModule(tiny_gpt2, freeze_layers=2)
 
 
-def test_bf16_falls_back_to_fp32_where_the_cpu_lacks_it(monkeypatch):
+def test_auto_precision_trains_bf16_only_where_the_cpu_has_it(monkeypatch):
+    from paraamr import precision
     from paraamr.training import recipe
 
-    monkeypatch.setattr(recipe, "cpu_bf16_support", lambda: (False, "no AVX512-BF16 here"))
+    monkeypatch.setattr(precision, "cpu_bf16_support", lambda: (False, "no AVX512-BF16 here"))
+    assert recipe.resolve_precision("auto", "cpu") == ("32-true", None)
     assert recipe.resolve_precision("bf16-mixed", "cpu") == (
-        "32-true", "precision bf16-mixed -> 32-true: no AVX512-BF16 here"
+        "bf16-mixed", "bf16-mixed on this CPU is slower than fp32: no AVX512-BF16 here"
     )  # fmt: skip
     assert recipe.resolve_precision("32", "cpu") == ("32", None)
-    assert recipe.resolve_precision("bf16-mixed", "gpu") == ("bf16-mixed", None)
-    monkeypatch.setattr(recipe, "cpu_bf16_support", lambda: (True, "the CPU has AMX"))
+    monkeypatch.setattr(precision, "cpu_bf16_support", lambda: (True, "the CPU has AMX"))
+    assert recipe.resolve_precision("auto", "cpu") == ("bf16-mixed", None)
     assert recipe.resolve_precision("bf16-mixed", "cpu") == ("bf16-mixed", None)
 
 
