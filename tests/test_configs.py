@@ -230,6 +230,8 @@ def test_the_long_runs_show_a_progress_bar_with_an_eta(compose_config, name):
     budget instead of to the end of an epoch the run never finishes."""
     from pytorch_lightning.callbacks import TQDMProgressBar
 
+    from paraamr.training.recipe import resolve_precision  # as fit does ("auto" is ours)
+
     extra = {"table5": ["data.path=x.jsonl"], "table6": ["data.path=x.jsonl"]}.get(name, [])
     cfg = compose_config(name, *extra)
     assert cfg.trainer.enable_progress_bar is True
@@ -237,7 +239,8 @@ def test_the_long_runs_show_a_progress_bar_with_an_eta(compose_config, name):
         assert cfg.trainer.max_epochs == -1
     bar = instantiate(cfg.callbacks.progress_bar)
     assert isinstance(bar, TQDMProgressBar)  # also in a job's log file
-    trainer = instantiate(cfg.trainer, logger=False, callbacks=[bar])
+    precision = resolve_precision(cfg.trainer.precision, cfg.trainer.get("accelerator"))[0]
+    trainer = instantiate(cfg.trainer, logger=False, callbacks=[bar], precision=precision)
     assert trainer.progress_bar_callback is bar
     off = compose_config(name, *extra, "trainer.enable_progress_bar=false")
     assert instantiate(off.callbacks.progress_bar) is None  # fit drops it: no bar, no conflict

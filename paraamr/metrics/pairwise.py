@@ -51,7 +51,7 @@ from paraamr.metrics.lexical import (
     token_iou,
 )
 
-__all__ = ["Bleu", "TokenIoU", "TreeEdit", "Similarity", "SelfBleu"]
+__all__ = ["Bleu", "TokenIoU", "TreeEdit", "Similarity", "SelfBleu", "similarity_field"]
 
 
 def _case(lowercase: bool) -> str:
@@ -223,6 +223,16 @@ class TreeEdit:
         return [x for f in futures for x in f.result()]
 
 
+def similarity_field(label: str) -> str:
+    """The similarity field of a signature for an encoder label
+    (:func:`paraamr.metrics.semantic.similarity_label`).
+
+    >>> similarity_field("minilm,openvino")
+    'cos(minilm,openvino)'
+    """
+    return f"cos({label})"
+
+
 class Similarity:
     """Cosine similarity of sentence embeddings, each distinct sentence embedded once.
 
@@ -239,7 +249,7 @@ class Similarity:
         self.encoder, self.name, self.batch_size = encoder, name, batch_size
 
     def field(self) -> str:
-        return f"cos({self.name})"
+        return similarity_field(self.name)
 
     def pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Cosine of each (a, b) text pair (:func:`paraamr.metrics.semantic.cosine_pairs`)."""

@@ -39,14 +39,14 @@ def metric_signature(
     Raises:
         ConfigError: for an unknown TED variant or BLEU variant.
     """
-    from paraamr.metrics.pairwise import Bleu, SelfBleu, Similarity, TokenIoU, TreeEdit
+    from paraamr.metrics.pairwise import Bleu, SelfBleu, TokenIoU, TreeEdit, similarity_field
 
     v = package_versions()
     fields: list[tuple[str, object]] = [
         ("paraamr", v["paraamr"]),
         ("data", data),
         ("agg", "src-mean,drop-identical:ci"),
-        ("sim", Similarity(None, similarity).field()),
+        ("sim", similarity_field(similarity)),
         ("bleu", Bleu(bleu, lowercase).field()),
         ("iou", TokenIoU(lowercase).field()),
         ("ted", TreeEdit(ted_variant, ted3_depth, ted_kernel).field()),

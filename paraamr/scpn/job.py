@@ -48,7 +48,8 @@ def signature(
 ) -> str:
     """How the row was made: model, format, parser, corpus, budget, test sets (default
     ``cfg.eval.test_sets``), versions; ``control:`` when the parse-control run was made."""
-    from paraamr.metrics.pairwise import Bleu, Similarity, TreeEdit
+    from paraamr.metrics.pairwise import Bleu, TreeEdit, similarity_field
+    from paraamr.metrics.semantic import similarity_label
     from paraamr.signature import Signature, package_versions, versions_field
 
     v = package_versions()
@@ -71,7 +72,7 @@ def signature(
         ("beams", cfg.model.num_beams),
         ("test", test),
         ("bleu", Bleu("sacrebleu-corpus").field()),
-        ("sim", Similarity(None, ev.similarity).field()),
+        ("sim", similarity_field(similarity_label(cfg.similarity))),
         ("ted", f"{TreeEdit().field()},target=reference-parse"),
         ("versions", versions_field(("torch", "transformers", "sacrebleu", "spacy"))),
     ]  # fmt: skip
@@ -135,13 +136,12 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
     evaluates and keeps the others)."""
     from hydra.utils import instantiate
 
-    from paraamr.metrics.semantic import load_encoder
     from paraamr.scpn.evaluate import STAND_IN_NOTE, copy_source, evaluate_model, load_test_set
     from paraamr.tracking import log_table, wandb_run
 
     out = Path(cfg.out_dir)
     parser = instantiate(cfg.parser)
-    encoder = load_encoder(cfg.eval.similarity)
+    encoder = instantiate(cfg.similarity)
     copy = cfg.corpus == "none"
     train_result: dict[str, Any] = {}
     if copy:

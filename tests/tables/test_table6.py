@@ -176,6 +176,11 @@ def test_table6_signature_names_the_metric_objects_and_the_ted_definition(compos
     )
     assert f["bleu"] == "sacrebleu-corpus,tok:13a,case:as-written"
     assert f["sim"] == "cos(minilm)"
+    # the encoder comes from the similarity group, as Table 2's: its settings reach the signature
+    for over, sim in (("similarity.backend=openvino", "cos(minilm,openvino)"),
+                      ("similarity=simcse", "cos(simcse)")):  # fmt: skip
+        cfg = compose_config("table6", "train_corpus=none", over)
+        assert Signature(signature(cfg, "copy", "fmt:copy", "p", 0)).fields["sim"] == sim
 
 
 def test_table6_signature_names_identity_pairs_and_a_source_limit(compose_config):
