@@ -18,7 +18,7 @@ from paraamr.sts import markdown_table, run_sts
 def main(cfg: DictConfig) -> dict:
     res = run_sts(
         cfg.encoder,
-        data_dir=cfg.data_dir,
+        data_dir=cfg.paths.data_dir,
         layout=cfg.layout,
         include=list(cfg.include) if cfg.include else None,
         batch_size=cfg.batch_size,

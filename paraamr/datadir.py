@@ -1,9 +1,9 @@
 """Where the data lives (:func:`resolve_data_dir`) and `make data`, which fetches the public
 evaluation sets Table 2 needs into the layout the suite reads.
 
-    python -m paraamr.datadir --out data          # then: make table2 ARGS=data_dir=data
+    python -m paraamr.datadir --out data          # then: make table2 ARGS=paths.data_dir=data
 
-Needs network (GitHub raw files). Offline machines point ``data_dir`` at an existing copy.
+Needs network (GitHub raw files). Offline machines point ``paths.data_dir`` at an existing copy.
 
 =================  ==============================================  ==============================
 name               source                                          written to
@@ -25,10 +25,11 @@ import shutil
 import urllib.request
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from paraamr.errors import DataNotFoundError, cli_errors
 
-__all__ = ["DATASETS", "DATA_HINT", "fetch", "resolve_data_dir"]
+__all__ = ["DATASETS", "DATA_HINT", "data_path", "fetch", "resolve_data_dir", "resolve_paths"]
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ DATASETS = {
 }
 
 DATA_HINT = (
-    "Point data_dir= (or PARAAMR_DATA) at a folder holding paraphrase/parabank-eval/ "
+    "Point paths.data_dir= (or PARAAMR_DATA) at a folder holding paraphrase/parabank-eval/ "
     "(ref.tsv, candidates.tsv), run `make data` (or `python -m paraamr.datadir --out data`) "
     "to fetch the public evaluation sets into data/, or score "
     'your own corpora with `make table2 CORPORA="name=FILE[:format] ..."`.'
@@ -83,6 +84,47 @@ def resolve_data_dir(data_dir: str | os.PathLike | None, project_root: Path | No
     )
 
 
+def resolve_paths(cfg: Any) -> None:
+    """Resolve a config's ``paths`` group in place, once, at the entry point (every
+    ``experiments/*.py`` through :func:`paraamr.presets.hydra_entry`): ``paths.data_dir``
+    becomes the folder :func:`resolve_data_dir` finds (a ``data_dir`` that does not exist is a
+    :class:`DataNotFoundError` now), or stays ``null`` when no data folder exists (a run on
+    your own files needs none; a stage that reads the data then says where it looked, via
+    :func:`data_path`). Stages read ``cfg.paths.data_dir`` and never resolve it again.
+
+    >>> from omegaconf import OmegaConf
+    >>> cfg = OmegaConf.create({"paths": {"data_dir": "."}})
+    >>> resolve_paths(cfg); cfg.paths.data_dir == str(Path(".").resolve())
+    True
+    """
+    paths = cfg.get("paths") if hasattr(cfg, "get") else None
+    if paths is None:
+        return
+    given = paths.get("data_dir")
+    try:
+        found: str | None = str(resolve_data_dir(given).resolve())
+    except DataNotFoundError:
+        if given:
+            raise
+        found = None
+    paths.data_dir = found
+
+
+def data_path(data_dir: str | os.PathLike | None, *parts: str | os.PathLike) -> Path:
+    """``data_dir / parts`` for a data folder the entry point resolved (``paths.data_dir``);
+    ``None`` (no data folder was found) is a :class:`DataNotFoundError` naming the places
+    looked in and how to get the data.
+
+    >>> data_path("/data", "paraphrase", "parabank-eval").as_posix()
+    '/data/paraphrase/parabank-eval'
+    """
+    if data_dir is None:
+        root = Path(__file__).resolve().parents[1]
+        looked = ["$PARAAMR_DATA", str(root.parent / "shared" / "data"), str(root / "data")]
+        raise DataNotFoundError(f"no data found (looked for {', '.join(looked)}). {DATA_HINT}")
+    return Path(data_dir).joinpath(*parts)
+
+
 def _download(url: str, timeout: float = 60) -> bytes:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as r:  # noqa: S310 (fixed URLs)
@@ -90,7 +132,7 @@ def _download(url: str, timeout: float = 60) -> bytes:
     except OSError as e:
         raise DataNotFoundError(
             f"could not download {url}: {e}. Without network, point "
-            "data_dir= at an existing copy of the data."
+            "paths.data_dir= at an existing copy of the data."
         ) from e
 
 

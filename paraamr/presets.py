@@ -4,7 +4,8 @@ Every ``experiments/*.py`` main is wrapped by :func:`hydra_entry`: a :class:`Par
 a missing file ends the run with one line ``<script>: error: <reason>`` and exit status 2
 (``PARAAMR_DEBUG=1`` shows the traceback), and a ``+experiment=`` preset whose
 ``preset_for`` does not name this entry point's config is refused before anything runs
-(``conf/experiment/table5_paper.yaml`` is for ``table5``, not for ``table2``).
+(``conf/experiment/table5_paper.yaml`` is for ``table5``, not for ``table2``). The config's
+``paths`` group is resolved here, once (:func:`paraamr.datadir.resolve_paths`).
 
 >>> from omegaconf import OmegaConf
 >>> check_preset(OmegaConf.create({"preset_for": ["table5"]}), "table5")
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from paraamr.datadir import resolve_paths
 from paraamr.errors import ConfigError, ParaAMRError, describe_error
 
 __all__ = ["ENTRY_SCRIPTS", "check_preset", "hydra_entry"]
@@ -73,6 +75,7 @@ def hydra_entry(config_name: str) -> Callable[[Callable[..., Any]], Callable[...
         def task(cfg: Any) -> Any:
             try:
                 check_preset(cfg, config_name)
+                resolve_paths(cfg)  # the one place paths.data_dir is looked up
                 return fn(cfg)
             except (ParaAMRError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
                 if os.environ.get("PARAAMR_DEBUG") == "1":

@@ -58,12 +58,17 @@ def minilm():
 
 @pytest.fixture(scope="session")
 def compose_config():
-    """``compose_config(name, *overrides)``: a project config composed with Hydra's compose API."""
+    """``compose_config(name, *overrides)``: a project config composed with Hydra's compose API,
+    its ``paths`` resolved as the entry points do (:func:`paraamr.datadir.resolve_paths`)."""
     from hydra import compose, initialize_config_dir
+
+    from paraamr.datadir import resolve_paths
 
     def _compose(name: str, *overrides: str):
         with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-            return compose(name, overrides=list(overrides))
+            cfg = compose(name, overrides=list(overrides))
+        resolve_paths(cfg)
+        return cfg
 
     return _compose
 

@@ -93,7 +93,7 @@ def test_offline_configs_instantiate(compose_config, data_dir, tmp_path):
     sim = compose_config(
         "simcse",
         f"out_dir={tmp_path}",
-        f"data_dir={data_dir}",
+        f"paths.data_dir={data_dir}",
         "logger.wandb.enabled=false",
         "data.limit=8",
     )

@@ -92,7 +92,6 @@ class AMRData:
     """The data settings of an AMR run (``conf/data/amr.yaml``).
 
     Args:
-        data_dir: the data folder (``amr/`` under it); ``None``: resolved by the entry point.
         limit_train, limit_dev, limit_test: the first N examples of each file's part.
         refocus_copies: re-focused copies per training graph for the generator.
         batch_size, val_batch_size, num_workers: of the training data module.
@@ -101,7 +100,6 @@ class AMRData:
             runs 1.75-1.86x faster: ``make bench-amr-batches``).
     """
 
-    data_dir: str | None = None
     limit_train: int | None = None
     limit_dev: int | None = 64
     limit_test: int | None = None

@@ -84,7 +84,7 @@ def load_split(data_dir: str | Path, part: str, limit: int | None = None) -> lis
     for p in (x for x in PARTS if x.part == part):
         path = Path(data_dir) / "amr" / p.file
         if not path.is_file():
-            raise DataNotFoundError(f"{path}: gold AMR graphs not found (set data_dir=)")
+            raise DataNotFoundError(f"{path}: gold AMR graphs not found (set paths.data_dir=)")
         blocks = [b for b in read_penman_blocks(path) if b.graph is not None or b.error]
         if len(blocks) != p.size:
             raise InputError(f"{path}: {len(blocks)} graphs, the split expects {p.size}")

@@ -74,14 +74,14 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     from paraamr.amrlm.evaluate import evaluate_generator, evaluate_parser
     from paraamr.amrlm.module import AMRModule
     from paraamr.amrlm.split import load_split
-    from paraamr.datadir import resolve_data_dir
+    from paraamr.datadir import data_path
     from paraamr.top.train import train_seq2seq
     from paraamr.utils import measured_on, write_json_atomic
 
     logging.getLogger("penman").setLevel(logging.WARNING)  # penman logs every graph at INFO
     out = Path(cfg.out_dir)
     data = instantiate(cfg.data)
-    root = resolve_data_dir(cfg.get("data_dir") or data.data_dir)
+    root = data_path(cfg.paths.data_dir)
     split = {
         "train": load_split(root, "train", data.limit_train),
         "dev": load_split(root, "dev", data.limit_dev),

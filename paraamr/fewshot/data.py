@@ -296,15 +296,16 @@ def load_fewshot(
         task: ``mrpc``, ``qqp`` or ``rte``.
         k: training examples (the paper: 15 or 30).
         seed: the few-shot draw.
-        data_dir: the shared data directory (``None``: :func:`paraamr.datadir.resolve_data_dir`).
+        data_dir: the shared data directory (an entry point's ``paths.data_dir``; from Python:
+            :func:`paraamr.datadir.resolve_data_dir`).
         source: ``local`` (the shared files, see the module docstring) or ``hub``.
         split_seed: the 1/3 + 2/3 split of the evaluation set.
     """
     _spec(task)
     if source == "local":
-        from paraamr.datadir import resolve_data_dir
+        from paraamr.datadir import data_path
 
-        root = resolve_data_dir(data_dir)
+        root = data_path(data_dir)
         pool, evals, sources = _local_pools(task, root)
         sources = {kk: f"{v}" for kk, v in sources.items()}
     elif source == "hub":

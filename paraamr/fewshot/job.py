@@ -104,7 +104,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         cfg.task,
         int(cfg.k),
         seed,
-        data_dir=cfg.get("data_dir"),
+        data_dir=cfg.paths.data_dir,
         source=cfg.source,
         split_seed=int(cfg.split_seed),
     )

@@ -263,14 +263,14 @@ class SCPNDataModule(ResumableDataModule):
 
 def resolve_corpus_path(path: str | None, data_dir: str | None) -> str:
     """A corpus path as given, or relative to the data directory (``train_corpus`` presets)."""
-    from paraamr.datadir import resolve_data_dir
+    from paraamr.datadir import data_path
 
     if not path:
         raise ParaAMRError("data.path is not set (a corpus file; see conf/train_corpus/)")
     p = Path(str(path))
     if p.exists() or p.is_absolute():
         return str(p)
-    return str(resolve_data_dir(data_dir) / p)
+    return str(data_path(data_dir, p))
 
 
 def build_datamodule(

@@ -84,12 +84,12 @@ def load_test_set(name: str, data_dir: str | os.PathLike | None = None, limit: i
     """
     from paraamr.corpus.errors import SkipLog
     from paraamr.corpus.readers import read_corpus
-    from paraamr.datadir import resolve_data_dir
+    from paraamr.datadir import data_path
 
     if name not in TEST_FILES:
         raise ParaAMRError(f"unknown test set {name!r}; choose from {TEST_SETS}")
     rel, fmt = TEST_FILES[name]
-    records = read_corpus(resolve_data_dir(data_dir) / "paraphrase" / rel, fmt, SkipLog("raise"))
+    records = read_corpus(data_path(data_dir, "paraphrase", rel), fmt, SkipLog("raise"))
     pairs = [(r.text, p.text) for r in records for p in r.paraphrases]
     return pairs[:limit] if limit is not None else pairs
 

@@ -96,11 +96,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--out", default=None, help="write the result (with rows) as JSON here")
     a = ap.parse_args(argv)
+    from paraamr.datadir import resolve_data_dir
     from paraamr.parsers.spacy_backend import SpacyParser
     from paraamr.scpn.evaluate import load_test_set
     from paraamr.scpn.paraphrase import Paraphraser
 
-    pairs = load_test_set(a.test_set, a.data_dir, a.limit or None)  # 0: all, as --limit says
+    data = resolve_data_dir(a.data_dir)
+    pairs = load_test_set(a.test_set, data, a.limit or None)  # 0: all, as --limit says
     parser = SpacyParser()
     p = Paraphraser.load(a.model, batch_size=a.batch_size, parser=parser)
     res = follow_check(p, pairs, parser, a.depth)

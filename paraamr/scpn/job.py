@@ -162,7 +162,7 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
     sig = signature(cfg, model_name, fmt, parser.signature(), train_result.get("steps"))
     tests: dict[str, Any] = {}
     for name in cfg.eval.test_sets:
-        pairs = load_test_set(name, cfg.get("data_dir"), cfg.eval.limit)
+        pairs = load_test_set(name, cfg.paths.data_dir, cfg.eval.limit)
         tests[name] = evaluate_model(gen, pairs, out / "eval" / name, parser=parser,
                                      encoder=encoder, needs_source_parse=needs, signature=sig,
                                      samples=cfg.eval.samples,

@@ -49,7 +49,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         encoder=module.encoder,
         parser=parser,
         task=cfg.get("task", "paraphrase"),
-        data_dir=cfg.get("data_dir"),
+        data_dir=cfg.paths.data_dir,
         seed=int(cfg.seed),
     )
     res = fit(cfg, module, dm)

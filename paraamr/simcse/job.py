@@ -52,7 +52,7 @@ def _resolve_data_path(cfg) -> None:
     """A relative ``data.path`` that does not exist from here is taken under the data dir."""
     from omegaconf import open_dict
 
-    from paraamr.datadir import resolve_data_dir
+    from paraamr.datadir import data_path
 
     p = cfg.data.path
     if p is not None and not isinstance(p, str):
@@ -62,13 +62,13 @@ def _resolve_data_path(cfg) -> None:
         )
     if p and not Path(p).is_absolute() and not Path(p).exists():
         with open_dict(cfg):
-            cfg.data.path = str(resolve_data_dir(cfg.get("data_dir")) / p)
+            cfg.data.path = str(data_path(cfg.paths.data_dir, p))
 
 
 def run_job(cfg) -> dict:
     """Train (unless the corpus is ``none``), evaluate on STS, write ``results.json`` (with the
     date and the CPU it ran on, :func:`paraamr.utils.measured_on`)."""
-    from paraamr.datadir import resolve_data_dir
+    from paraamr.datadir import data_path
     from paraamr.metrics.semantic import load_encoder
     from paraamr.sts import evaluate_sts, load_sts_suite, sts_signature
     from paraamr.utils import measured_on, write_json_atomic
@@ -76,7 +76,7 @@ def run_job(cfg) -> dict:
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     suite = load_sts_suite(
-        resolve_data_dir(cfg.get("data_dir")), layout=cfg.sts.layout, include=tuple(cfg.sts.include)
+        data_path(cfg.paths.data_dir), layout=cfg.sts.layout, include=tuple(cfg.sts.include)
     )
     suite = subsample_suite(suite, cfg.sts.max_pairs_per_set, seed=0)
     result: dict = {"corpus": cfg.corpus, "seed": int(cfg.seed), "measured": measured_on()}

@@ -19,14 +19,14 @@ from typing import Any
 
 from omegaconf import DictConfig, open_dict
 
-__all__ = ["train", "resolve_paths"]
+__all__ = ["train", "input_paths"]
 
 log = logging.getLogger(__name__)
 
 BEST_MODEL = "best_model"
 
 
-def resolve_paths(cfg: DictConfig) -> tuple[str, str, str]:
+def input_paths(cfg: DictConfig) -> tuple[str, str, str]:
     """``(model path, training data path, STS-B dev path)`` with the config's defaults applied.
 
     ``model.model_name_or_path`` goes through :func:`paraamr.metrics.semantic.resolve_model`
@@ -38,14 +38,14 @@ def resolve_paths(cfg: DictConfig) -> tuple[str, str, str]:
     from paraamr.simcse.module import STSB_DEV
 
     model = resolve_model(str(cfg.model.model_name_or_path))
-    data_path, stsb = cfg.data.path, cfg.callbacks.sts_dev.get("path")
-    if not data_path or not stsb:
-        from paraamr.datadir import resolve_data_dir
+    corpus, stsb = cfg.data.path, cfg.callbacks.sts_dev.get("path")
+    if not corpus or not stsb:
+        from paraamr.datadir import data_path
 
-        root = resolve_data_dir(cfg.get("data_dir"))
-        data_path = data_path or str(root / "paraphrase" / "parabank-eval")
+        root = data_path(cfg.paths.data_dir)
+        corpus = corpus or str(root / "paraphrase" / "parabank-eval")
         stsb = stsb or str(root / STSB_DEV)
-    return model, str(data_path), str(stsb)
+    return model, str(corpus), str(stsb)
 
 
 def train(cfg: DictConfig) -> dict[str, Any]:
@@ -70,7 +70,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     from paraamr.training.fit import fit, restore_best, seed_run
 
     out_dir = Path(cfg.out_dir)
-    _, data_path, stsb_path = resolve_paths(cfg)
+    _, data_path, stsb_path = input_paths(cfg)
     cfg = cfg.copy()
     with open_dict(cfg):
         cfg.data.path = data_path

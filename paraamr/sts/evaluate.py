@@ -222,11 +222,11 @@ def run_sts(
     ``model``: ``minilm`` (offline), ``simcse``, a hub name or a local model folder
     (``paraamr.metrics.semantic.load_encoder``).
     """
-    from paraamr.datadir import resolve_data_dir
+    from paraamr.datadir import data_path
     from paraamr.metrics.semantic import load_encoder
     from paraamr.sts.readers import DEFAULT_INCLUDE, load_sts_suite
 
-    data = Path(".") if layout == "hub" else resolve_data_dir(data_dir)
+    data = Path(".") if layout == "hub" else data_path(data_dir)
     suite = load_sts_suite(data, layout, tuple(include or DEFAULT_INCLUDE))
     t0 = time.perf_counter()
     encoder = load_encoder(model, device)

@@ -187,7 +187,7 @@ def _year_name(text: str) -> str:
 def _check_dir(d: Path, what: str) -> None:
     if not d.is_dir():
         raise DataNotFoundError(
-            f"{what} folder {d} not found; point data_dir= at the shared data "
+            f"{what} folder {d} not found; point paths.data_dir= at the shared data "
             "(see the data README) or use layout=hub online"
         )
 

@@ -11,7 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.specs import in_data_dir, parse_corpus_specs
 from paraamr.corpus.subset import common_subset
-from paraamr.datadir import resolve_data_dir
+from paraamr.datadir import data_path
 from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.metrics.semantic import similarity_label
 from paraamr.metrics.signature import metric_signature
@@ -42,7 +42,7 @@ def _specs(cfg: DictConfig):
     if cfg.corpora:
         specs, label, where = parse_corpus_specs(str(cfg.corpora)), "user-corpora", "user corpora"
     else:
-        data = resolve_data_dir(cfg.data_dir)
+        data = data_path(cfg.paths.data_dir)
         where = f"ParaBank-Eval sample ({data}/paraphrase/parabank-eval)"
         specs, label = default_corpora(data), "ParaBank-Eval-sample"
         if extra:
@@ -50,7 +50,7 @@ def _specs(cfg: DictConfig):
     specs = specs + extra
     if len({s.name for s in specs}) != len(specs):
         raise ParaAMRError("corpus names must be unique (corpora and extra_corpora)")
-    return in_data_dir(specs, lambda: resolve_data_dir(cfg.data_dir)), label, where
+    return in_data_dir(specs, lambda: data_path(cfg.paths.data_dir)), label, where
 
 
 def score_table2(cfg: DictConfig) -> tuple[list[str], str]:

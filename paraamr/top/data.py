@@ -142,9 +142,9 @@ class TopData:
         p = Path(p).expanduser()
         if p.is_absolute() or p.exists():
             return p
-        from paraamr.datadir import resolve_data_dir
+        from paraamr.datadir import data_path
 
-        return resolve_data_dir(self.data_dir) / p
+        return data_path(self.data_dir, p)
 
     def load(self, name: str) -> list:
         """The trees of split ``name`` (a seeded subset with ``limit_<name>``)."""

@@ -19,10 +19,10 @@ log = logging.getLogger(__name__)
 
 
 def default_judgements(data_dir: str | None) -> Path:
-    """ParaBank-Eval under the data dir (``data_dir``, ``$PARAAMR_DATA`` or ../shared/data)."""
-    from paraamr.datadir import resolve_data_dir
+    """ParaBank-Eval under the data dir (``paths.data_dir``, resolved by the entry point)."""
+    from paraamr.datadir import data_path
 
-    return resolve_data_dir(data_dir) / "paraphrase" / "parabank-eval"
+    return data_path(data_dir, "paraphrase", "parabank-eval")
 
 
 def judged_items(js: JudgementSet, limit: int | None = None) -> tuple[list[Item], dict]:
@@ -67,7 +67,7 @@ def run_validity(cfg: DictConfig) -> dict:
         import torch
 
         torch.set_num_threads(int(cfg.threads))
-    path = Path(cfg.judgements) if cfg.judgements else default_judgements(cfg.data_dir)
+    path = Path(cfg.judgements) if cfg.judgements else default_judgements(cfg.paths.data_dir)
     js = read_judgements(path, cfg.layout, cfg.on_error)
     items, left_out = judged_items(js, cfg.limit)
     log.info("%s: %d judged pairs (%s)", path, len(items), left_out)

@@ -95,7 +95,8 @@ def _train(tmp_path, tiny_gpt2, data_dir, *extra):
     from paraamr.amrlm.train import train
 
     overrides = [
-        f"out_dir={tmp_path}", f"data_dir={data_dir}", f"model.model_name_or_path={tiny_gpt2}",
+        f"out_dir={tmp_path}", f"paths.data_dir={data_dir}",
+        f"model.model_name_or_path={tiny_gpt2}",
         "model.freeze_layers=null", "trainer.precision=32", "logger.wandb.enabled=false",
         "stages.parser.trainer.max_steps=2", "stages.generator.trainer.max_steps=2",
         "stages.parser.trainer.val_check_interval=1",

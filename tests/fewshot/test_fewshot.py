@@ -287,7 +287,7 @@ def test_tiny_table7_run_produces_the_schema(compose_config, data_dir, tiny_bert
             "k=4",
             f"augment={aug}",
             f"seed={seed}",
-            f"data_dir={data_dir}",
+            f"paths.data_dir={data_dir}",
             f"model.model_name_or_path={tiny_bert}",
             "trainer.max_epochs=1",
             "logger.wandb.enabled=false",

@@ -608,7 +608,7 @@ def test_table7_job_with_the_real_paraphraser_fills_unfit_templates(
     results = {}
     for no_fit in ("skip", "nearest"):
         cfg = compose_config(
-            "fewshot", "task=mrpc", "k=4", "augment=scpn", "seed=0", f"data_dir={data_dir}",
+            "fewshot", "task=mrpc", "k=4", "augment=scpn", "seed=0", f"paths.data_dir={data_dir}",
             f"model.model_name_or_path={bert}", "trainer.max_epochs=1",
             "logger.wandb.enabled=false", f"out_dir={tmp_path}/{no_fit}", "augment.lm=null",
             f"augment.paraphraser.model={tiny_scpn_dir}", f"augment.paraphraser.no_fit={no_fit}",

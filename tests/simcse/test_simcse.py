@@ -227,8 +227,10 @@ def msrp_pairs(data_dir, tmp_path_factory) -> Path:
 def _cfg(out_dir: Path, *overrides: str):
     from hydra import compose, initialize_config_dir
 
+    from paraamr.datadir import resolve_paths
+
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        return compose(
+        cfg = compose(
             "simcse",
             overrides=[
                 f"out_dir={out_dir}",
@@ -244,6 +246,8 @@ def _cfg(out_dir: Path, *overrides: str):
                 *overrides,
             ],
         )
+    resolve_paths(cfg)  # as the entry point does
+    return cfg
 
 
 def _losses(log_dir: str) -> list[float]:
@@ -279,7 +283,7 @@ def test_short_run_exports_a_sentence_transformer(tmp_path):
     from sentence_transformers import SentenceTransformer
 
     from paraamr.simcse.module import read_stsb_dev, stsb_dev_spearman
-    from paraamr.simcse.train import resolve_paths, train
+    from paraamr.simcse.train import input_paths, train
 
     cfg = _cfg(
         tmp_path,
@@ -295,7 +299,7 @@ def test_short_run_exports_a_sentence_transformer(tmp_path):
     emb = model.encode(["A man is playing a guitar.", "A woman slices onions."])
     assert emb.shape == (2, 384) and np.isfinite(emb).all()
     # the exported model is the best checkpoint, pooling included: same dev score
-    pairs = read_stsb_dev(resolve_paths(cfg)[2], limit=64)
+    pairs = read_stsb_dev(input_paths(cfg)[2], limit=64)
     assert stsb_dev_spearman(model.encode, pairs) == pytest.approx(out["best_val"], abs=1e-4)
     with open(Path(out["log_dir"]) / "metrics.csv") as fh:
         vals = [r["val/stsb_spearman"] for r in csv.DictReader(fh) if r["val/stsb_spearman"]]

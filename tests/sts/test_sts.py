@@ -324,7 +324,7 @@ def test_hydra_entry_writes_sts_json(tmp_path, data_dir, suite, minilm):
             # encoder= as `make sts MODEL=...` passes it (a key, not the model/ config group)
             overrides=[
                 f"out_dir={tmp_path}",
-                f"data_dir={data_dir}",
+                f"paths.data_dir={data_dir}",
                 "include=[STS13]",
                 "encoder=minilm",
             ],

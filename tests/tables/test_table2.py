@@ -19,7 +19,7 @@ def table2_run(tmp_path_factory, data_dir, compose_config):
             "limit=12",
             "progress=false",
             "bootstrap=50",
-            f"data_dir={data_dir}",
+            f"paths.data_dir={data_dir}",
         )
     )
     return out, result
@@ -101,9 +101,8 @@ def test_wandb_offline_run_files(table2_run):
 
 def test_no_data_gives_a_clear_message(tmp_path, compose_config):
     with pytest.raises(DataNotFoundError, match="make data"):
-        run_table2(
-            compose_config("table2", f"out_dir={tmp_path}", f"data_dir={tmp_path}/nothing-here")
-        )
+        missing = f"paths.data_dir={tmp_path}/nothing-here"
+        run_table2(compose_config("table2", f"out_dir={tmp_path}", missing))
 
 
 def test_user_corpora(tmp_path, compose_config):
@@ -215,7 +214,7 @@ def test_extra_corpora_follow_the_rows_and_data_paths_lie_in_data_dir(tmp_path, 
         compose_config(
             "table2",
             f"out_dir={tmp_path}/out",
-            f"data_dir={tmp_path}/data",
+            f"paths.data_dir={tmp_path}/data",
             f"corpora='A={a}:pairs'",
             "extra_corpora='N=data:para/x_src.txt:src-trg'",
             "progress=false",
@@ -228,9 +227,10 @@ def test_extra_corpora_follow_the_rows_and_data_paths_lie_in_data_dir(tmp_path, 
 def test_extra_corpora_are_added_to_the_default_rows(data_dir, compose_config):
     from paraamr.tables.run_table2 import _specs
 
-    cfg = compose_config("table2", f"data_dir={data_dir}", "extra_corpora='X=x.jsonl'")
+    cfg = compose_config("table2", f"paths.data_dir={data_dir}", "extra_corpora='X=x.jsonl'")
     specs, label, _ = _specs(cfg)
     assert [s.name for s in specs] == ["ParaNMT", "ParaBank1", "X"]
     assert label == "ParaBank-Eval-sample+user-corpora"
     with pytest.raises(ParaAMRError, match="unique"):
-        _specs(compose_config("table2", f"data_dir={data_dir}", "extra_corpora='ParaNMT=x.jsonl'"))
+        twice = "extra_corpora='ParaNMT=x.jsonl'"
+        _specs(compose_config("table2", f"paths.data_dir={data_dir}", twice))

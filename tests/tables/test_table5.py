@@ -17,7 +17,7 @@ def runs(tmp_path_factory, data_dir, compose_config):
     common = [
         "sts.max_pairs_per_set=60",
         "logger.wandb.enabled=false",
-        f"data_dir={data_dir}",
+        f"paths.data_dir={data_dir}",
         "trainer.max_steps=2",
         "data.batch_size=4",
         "callbacks.sts_dev.every_n_steps=2",
@@ -125,7 +125,7 @@ def test_each_job_is_a_wandb_run_with_its_sts_row(data_dir, compose_config, tmp_
         "train_corpus=none",
         "seed=3",
         "sts.max_pairs_per_set=30",
-        f"data_dir={data_dir}",
+        f"paths.data_dir={data_dir}",
         f"out_dir={out}",
     )
     res = run_job(c)

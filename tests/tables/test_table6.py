@@ -20,7 +20,7 @@ def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
     from paraamr.scpn.job import run_job
     from paraamr.tables.table6 import gather_rows, load_scores, render
 
-    common = (f"data_dir={data_dir}", "eval.test_sets=[quora,pan]", "eval.limit=6",
+    common = (f"paths.data_dir={data_dir}", "eval.test_sets=[quora,pan]", "eval.limit=6",
               "eval.samples=3", "logger.wandb.enabled=false", "data.parse_cache=null",
               "eval.control=false")  # fmt: skip
     runs = tmp_path / "runs"
