@@ -274,3 +274,21 @@ def test_slurm_launchers_name_partition_and_account(launcher):
             return_hydra_config=True,
         )  # fmt: skip
     assert (cfg.hydra.launcher.partition, cfg.hydra.launcher.account) == ("gpu", "proj")
+
+
+def test_every_entry_point_is_paired_with_its_config():
+    """docs/architecture.md's rule: each top-level ``conf/<config>.yaml`` has one script in
+    ``experiments/``, paired in ``paraamr.presets.ENTRY_SCRIPTS``, whose ``@hydra.main`` and
+    ``hydra_entry`` both name that config."""
+    import re
+
+    from paraamr.presets import ENTRY_SCRIPTS
+
+    configs = {p.stem for p in CONF.glob("*.yaml")}
+    scripts = {f"experiments/{p.name}" for p in (ROOT / "experiments").glob("*.py")}
+    assert set(ENTRY_SCRIPTS) == configs
+    assert set(ENTRY_SCRIPTS.values()) == scripts
+    for config, script in ENTRY_SCRIPTS.items():
+        text = (ROOT / script).read_text(encoding="utf-8")
+        assert re.search(rf'config_name="{config}"\)', text), script
+        assert f'@hydra_entry("{config}")' in text, script
