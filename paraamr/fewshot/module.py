@@ -20,9 +20,10 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader
 
-from paraamr.errors import ConfigError, InputError
+from paraamr.errors import InputError
 from paraamr.fewshot.data import Example
 from paraamr.training.data import ListDataset, ResumableDataModule
+from paraamr.training.optim import OPTIMIZERS, build_optimizer, check_choice
 
 __all__ = ["accuracy_f1", "FewShotClassifier", "FewShotDataModule", "Collate"]
 
@@ -99,8 +100,7 @@ class FewShotClassifier(pl.LightningModule):
 
         from paraamr.metrics.semantic import resolve_model
 
-        if optimizer not in ("adam", "adamw"):
-            raise ConfigError(f"model.optimizer: {optimizer!r} is not 'adam' or 'adamw'")
+        check_choice(optimizer, OPTIMIZERS, "model.optimizer")
         self.save_hyperparameters()
         path = resolve_model(str(model_name_or_path))
         extra = {"classifier_dropout": dropout} if dropout is not None else {}
@@ -133,9 +133,10 @@ class FewShotClassifier(pl.LightningModule):
         for k, v in accuracy_f1(preds, labels, self.hparams.f1_label).items():
             self.log(f"val/{k}", v, prog_bar=k == "acc")
 
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        opt = torch.optim.Adam if self.hparams.optimizer == "adam" else torch.optim.AdamW
-        return opt(self.parameters(), lr=self.hparams.lr, weight_decay=self.hparams.weight_decay)
+    def configure_optimizers(self) -> dict:
+        return build_optimizer(self.parameters(), lr=self.hparams.lr,
+                               optimizer=self.hparams.optimizer,
+                               weight_decay=self.hparams.weight_decay)  # fmt: skip
 
     @torch.no_grad()
     def predict_labels(

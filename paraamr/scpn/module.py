@@ -27,7 +27,8 @@ from paraamr.lms.loading import load_lm
 from paraamr.scpn.data import ANSWER_PREFIX, Encoder
 from paraamr.scpn.formats import get_format
 from paraamr.scpn.wordcap import WordCap, cap_for, check_word_cap, cut_after_words
-from paraamr.training.condgen import OPTIMIZERS, SCHEDULES, CondGenModule, check_choice
+from paraamr.training.condgen import CondGenModule
+from paraamr.training.optim import OPTIMIZERS, SCHEDULES, check_choice
 from paraamr.training.recipe import freeze_lower_layers
 from paraamr.utils import map_length_batches
 

@@ -194,7 +194,7 @@ class SimCSEModule(pl.LightningModule):
             return float(self.hparams.lr)
 
     def configure_optimizers(self) -> Any:
-        from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
+        from paraamr.training.optim import build_optimizer
 
         decay, no_decay = [], []
         for name, p in self.named_parameters():
@@ -206,16 +206,13 @@ class SimCSEModule(pl.LightningModule):
             {"params": decay, "weight_decay": self.hparams.weight_decay},
             {"params": no_decay, "weight_decay": 0.0},
         ]
-        try:  # the fused kernel: ~5x faster steps on CPU and GPU
-            opt = torch.optim.AdamW(groups, lr=self.hparams.lr, fused=True)
-        except (RuntimeError, TypeError, ValueError):  # device or dtype without a fused kernel
-            opt = torch.optim.AdamW(groups, lr=self.hparams.lr)
         total = self.trainer.estimated_stepping_batches
-        if math.isfinite(total) and total > 0:
-            sched = get_linear_schedule_with_warmup(opt, self.hparams.warmup_steps, int(total))
-        else:  # no max_steps/max_epochs: nothing to decay towards
-            sched = get_constant_schedule_with_warmup(opt, self.hparams.warmup_steps)
-        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+        linear = math.isfinite(total) and total > 0  # else nothing to decay towards
+        # Hugging Face's warm-up (the first step at rate 0), as SimCSE's own code trains
+        return build_optimizer(groups, lr=self.hparams.lr, optimizer="adamw",
+                               warmup_steps=self.hparams.warmup_steps, warmup_start=0,
+                               schedule="linear" if linear else "constant",
+                               total_steps=int(total) if linear else None, fused=True)  # fmt: skip
 
     @torch.no_grad()
     def encode(

@@ -62,8 +62,9 @@ from paraamr.top.constraints import (
 )
 from paraamr.top.encoding import encode
 from paraamr.top.trees import MASK, Node
-from paraamr.training.condgen import OPTIMIZERS, SCHEDULES, CondGenModule, check_choice
+from paraamr.training.condgen import CondGenModule
 from paraamr.training.layout import IGNORE, pad_rows, prompt_answer_batch
+from paraamr.training.optim import OPTIMIZERS, SCHEDULES, check_choice
 from paraamr.training.recipe import freeze_lower_layers, train_new_embedding_rows
 
 __all__ = [

@@ -11,89 +11,32 @@ and reads the answers back; everything else is here, written once:
 - **validation**: ``val/loss``, the token-weighted mean cross-entropy over the whole dev set
   (every answer token counts once, whatever batch it falls in), and ``val/ppl`` = exp of it; the
   best checkpoint is chosen on ``val/loss``.
-- **optimiser and schedule** (:func:`build_optimizer`): Adam or AdamW, linear warm-up, then a
-  constant rate or a linear decay to 0 at the trainer's last step.
+- **optimiser and schedule** (:func:`paraamr.training.optim.build_optimizer`, every
+  trainer's): Adam or AdamW, linear warm-up, then a constant rate or a linear decay to 0 at the
+  trainer's last step.
 - **generation** (:meth:`CondGenModule.generate_ids`): eval mode for the call, the previous mode
   restored in ``finally`` (also after an exception); the prompt cut off a decoder-only output.
 - **files** (:meth:`CondGenModule.save_files`, :meth:`CondGenModule.read_sidecar`):
   ``save_pretrained`` of model and tokenizer (plain ``AutoModelFor...`` load them) plus a JSON
   sidecar with the task's settings.
-
-Examples:
-    >>> import torch
-    >>> opt = build_optimizer([torch.nn.Parameter(torch.zeros(1))], lr=1.0, warmup_steps=4)
-    >>> [round(opt["lr_scheduler"]["scheduler"].lr_lambdas[0](s), 2) for s in range(5)]
-    [0.25, 0.5, 0.75, 1.0, 1.0]
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytorch_lightning as pl
 import torch
 
-from paraamr.errors import ConfigError, DataNotFoundError
+from paraamr.errors import DataNotFoundError
 from paraamr.training.layout import IGNORE
+from paraamr.training.optim import build_optimizer
 from paraamr.training.recipe import causal_answer_nll, merged_embeddings
 
-__all__ = ["CondGenModule", "build_optimizer", "check_choice", "OPTIMIZERS", "SCHEDULES"]
-
-OPTIMIZERS = ("adam", "adamw")
-SCHEDULES = ("constant", "linear")
-
-
-def check_choice(value: Any, choices: Sequence[Any], key: str) -> Any:
-    """``value`` if it is one of ``choices``, else a :class:`ConfigError` naming ``key``.
-
-    >>> check_choice("adam", OPTIMIZERS, "model.optimizer")
-    'adam'
-    """
-    if value not in choices:
-        raise ConfigError(f"{key} must be one of {tuple(choices)}, got {value!r}")
-    return value
-
-
-def build_optimizer(
-    params: Iterable[torch.nn.Parameter],
-    *,
-    lr: float,
-    optimizer: str = "adam",
-    weight_decay: float = 0.0,
-    warmup_steps: int = 0,
-    schedule: str = "constant",
-    total_steps: int | None = None,
-) -> dict[str, Any]:
-    """Lightning's ``configure_optimizers`` answer: ``torch.optim.Adam`` (the papers: Adam, no
-    weight decay) or ``AdamW`` over ``params``, with a per-step ``LambdaLR``: linear warm-up to
-    ``lr`` over ``warmup_steps`` (0: none), then ``constant`` or ``linear`` decay to 0 at
-    ``total_steps``.
-
-    Raises:
-        ConfigError: an unknown optimizer or schedule, or ``linear`` without ``total_steps``.
-    """
-    check_choice(optimizer, OPTIMIZERS, "model.optimizer")
-    check_choice(schedule, SCHEDULES, "model.schedule")
-    if schedule == "linear" and not total_steps:
-        raise ConfigError("model.schedule=linear needs the trainer's step count (max_steps)")
-    cls = torch.optim.Adam if optimizer == "adam" else torch.optim.AdamW
-    opt = cls(list(params), lr=lr, weight_decay=weight_decay)
-    warm = max(0, int(warmup_steps))
-    total = int(total_steps) if schedule == "linear" else None
-
-    def factor(step: int) -> float:
-        if warm and step < warm:
-            return (step + 1) / warm
-        if total is None:
-            return 1.0
-        return max(0.0, (total - step) / max(1, total - warm))
-
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
-    return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+__all__ = ["CondGenModule"]
 
 
 class CondGenModule(pl.LightningModule):

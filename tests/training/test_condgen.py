@@ -11,7 +11,7 @@ from paraamr.errors import ConfigError, DataNotFoundError
 from paraamr.scpn.module import SCPNModule
 from paraamr.scpn.pairs import TrainPair
 from paraamr.top.module import Seq2SeqModule
-from paraamr.training.condgen import CondGenModule, build_optimizer
+from paraamr.training.condgen import CondGenModule
 
 
 def test_both_tasks_train_validate_and_optimise_through_the_shared_module():
@@ -51,23 +51,6 @@ def test_dev_loss_weights_every_answer_token_once(tiny_gpt2, monkeypatch):
     assert logged["val/ppl"] == pytest.approx(torch.tensor(logged["val/loss"]).exp().item())
     with torch.no_grad():  # the training loss of one batch is its mean token cross-entropy
         assert float(m.loss(long)) == pytest.approx(s2 / n2, rel=1e-5)
-
-
-def test_optimizer_schedules_by_hand():
-    p = [torch.nn.Parameter(torch.zeros(2))]
-    lin = build_optimizer(p, lr=0.1, warmup_steps=2, schedule="linear", total_steps=6)
-    f = lin["lr_scheduler"]["scheduler"].lr_lambdas[0]
-    assert [f(s) for s in range(7)] == [0.5, 1.0, 1.0, 0.75, 0.5, 0.25, 0.0]
-    const = build_optimizer(p, lr=0.1, optimizer="adamw", weight_decay=0.01)
-    assert isinstance(const["optimizer"], torch.optim.AdamW)
-    assert [const["lr_scheduler"]["scheduler"].lr_lambdas[0](s) for s in (0, 50)] == [1.0, 1.0]
-    assert const["optimizer"].param_groups[0]["weight_decay"] == 0.01
-    with pytest.raises(ConfigError, match="model.optimizer"):
-        build_optimizer(p, lr=0.1, optimizer="sgd")
-    with pytest.raises(ConfigError, match="model.schedule"):
-        build_optimizer(p, lr=0.1, schedule="cosine")
-    with pytest.raises(ConfigError, match="linear needs"):
-        build_optimizer(p, lr=0.1, schedule="linear")
 
 
 @pytest.mark.parametrize("task", ["scpn", "top"])
