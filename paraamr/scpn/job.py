@@ -19,7 +19,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from paraamr.errors import ConfigError
-from paraamr.scpn.wordcap import cap_name
+from paraamr.scpn.decoding import Decoding
 from paraamr.utils import write_json_atomic
 
 __all__ = ["run_job", "METRICS", "SCORES", "signature", "recipe_signature"]
@@ -91,12 +91,7 @@ def recipe_signature(module: Any) -> str:
         parts += [f"depth:{hp.get('template_depth')}",
                   "train-depths:" + "/".join(str(d) for d in depths)]  # fmt: skip
     parts.append(f"freeze:{hp.get('freeze_layers') or 0}")
-    if getattr(module, "no_repeat_words", None):
-        parts.append(f"no-repeat-words:{module.no_repeat_words}")
-    if getattr(module, "word_cap", None):
-        parts.append("word-cap:" + cap_name(module.word_cap))
-    if getattr(module, "force_template", False):  # a cap is then kept inside the slots
-        parts.append("forced-template" + (":slot-cap" if getattr(module, "word_cap", None) else ""))
+    parts += Decoding.of(module).signature_parts()
     return ",".join(parts)
 
 
@@ -111,12 +106,7 @@ def decoding_overrides(model_cfg: Any) -> dict[str, Any]:
     >>> decoding_overrides({"template_depth": None, "word_cap": [1.5, 3], "force_template": True})
     {'no_repeat_words': None, 'word_cap': [1.5, 3], 'force_template': True}
     """
-    cap = model_cfg.get("word_cap")
-    out: dict[str, Any] = {
-        "no_repeat_words": model_cfg.get("no_repeat_words"),
-        "word_cap": list(cap) if cap is not None else None,
-        "force_template": bool(model_cfg.get("force_template") or False),
-    }
+    out: dict[str, Any] = Decoding.of(model_cfg).fields()
     if model_cfg.get("template_depth") is not None:
         out["template_depth"] = int(model_cfg["template_depth"])
     return out
@@ -188,14 +178,15 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         depth = module.hparams.get("template_depth")
         if depth != module.read_sidecar(train_result["best_model"]).get("template_depth"):
             tree_depth = depth
+    decoding = Decoding.of(module if module is not None else {}).fields()
     result = {
         "corpus": "copy source" if copy else str(cfg.corpus),
         "input_format": "none" if copy else str(cfg.model.input_format),
         "seed": int(cfg.seed),
-        "no_repeat_words": module.no_repeat_words if module is not None else None,
+        "no_repeat_words": decoding["no_repeat_words"],
         "template_depth": tree_depth,
-        "word_cap": module.word_cap if module is not None else None,
-        "force_template": module.force_template if module is not None else False,
+        "word_cap": decoding["word_cap"],
+        "force_template": decoding["force_template"],
         "signature": sig,
         "note": STAND_IN_NOTE,
         "train": {k: v for k, v in train_result.items() if k != "pair_stats"},

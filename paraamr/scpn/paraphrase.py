@@ -89,6 +89,7 @@ class Paraphraser:
         (:mod:`paraamr.scpn.wordcap`; ``None``: the model's own setting). ``force_template``:
         a template-infilling model decodes inside each template, its brackets and labels
         forced (:mod:`paraamr.scpn.forced`; ``None``: the model's own setting)."""
+        from paraamr.scpn.decoding import Decoding
         from paraamr.scpn.module import SCPNModule
         from paraamr.scpn.parse_generator import (
             PARSE_INDEX,
@@ -96,15 +97,8 @@ class Paraphraser:
             Seq2seqParseGenerator,
         )
 
-        decoding = {
-            k: v
-            for k, v in (
-                ("no_repeat_words", no_repeat_words),
-                ("word_cap", word_cap),
-                ("force_template", force_template),
-            )  # fmt: skip
-            if v is not None
-        }
+        decoding = Decoding.given(no_repeat_words=no_repeat_words, word_cap=word_cap,
+                                  force_template=force_template)  # fmt: skip
         module = SCPNModule.load(model_dir, **decoding)
         if device:
             module.to(device)

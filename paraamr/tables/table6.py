@@ -21,9 +21,9 @@ from typing import Any
 
 from paraamr.metrics.aggregate import mean_std
 from paraamr.paper import PAPER_TABLE6
+from paraamr.scpn.decoding import Decoding
 from paraamr.scpn.evaluate import STAND_IN_NOTE
 from paraamr.scpn.job import METRICS, SCORES
-from paraamr.scpn.wordcap import cap_name
 from paraamr.tables.render import Column, Layout, write_table
 from paraamr.tables.sweep import split_settings
 
@@ -48,13 +48,7 @@ def _row_name(r: Mapping) -> str:
         name = f"{r['corpus']} ({r['input_format']})"
     if r.get("template_depth"):
         name += f", depth-{r['template_depth']} templates"
-    if r.get("no_repeat_words"):
-        name += f", no repeated {r['no_repeat_words']}-grams"
-    if r.get("word_cap"):
-        name += f", word cap {cap_name(r['word_cap'])}"
-    if r.get("force_template"):
-        name += ", template forced"
-    return name
+    return name + Decoding.of(r).row_label()
 
 
 def gather_rows(results: Iterable[Mapping]) -> list[dict]:
