@@ -31,6 +31,7 @@ __all__ = [
     "limited",
     "whole_number",
     "write_json_atomic",
+    "json_lines",
     "fsync_dir",
     "write_text_atomic",
 ]
@@ -173,6 +174,35 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
     fsync_dir(path.parent)
+
+
+def json_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` for each line of a JSON-lines file the project wrote (a
+    corpus, rejects, a key, training pairs), blank lines skipped; a line that is not JSON is a
+    :class:`~paraamr.errors.CorpusFormatError` naming the file and the line. (User corpora with
+    per-record checks and counted skips go through :func:`paraamr.corpus.read_corpus`.)
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
+    ...     _ = fh.write('{"a": 1}\n\n[2]\n{oops\n')
+    >>> rows = json_lines(fh.name)
+    >>> next(rows), next(rows)
+    ((1, {'a': 1}), (3, [2]))
+    >>> next(rows)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    paraamr.errors.CorpusFormatError: ...jsonl:4: not a JSON line (Expecting property name ...)
+    """
+    from paraamr.errors import CorpusFormatError
+
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield n, json.loads(line)
+            except json.JSONDecodeError as e:
+                raise CorpusFormatError(f"not a JSON line ({e.msg} at column {e.colno})",
+                                        str(path), n) from None  # fmt: skip
 
 
 def write_json_atomic(

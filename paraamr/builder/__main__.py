@@ -27,8 +27,10 @@ def main(argv: list[str] | None = None) -> None:
         from paraamr.corpus.filters import filter_by_perplexity
 
         n_out, stats = 0, Counter()
-        with open(a.corpus, encoding="utf-8") as src, open(a.output, "w", encoding="utf-8") as dst:
-            rows = (json.loads(line) for line in src)
+        from paraamr.utils import json_lines
+
+        rows = (row for _, row in json_lines(a.corpus))
+        with open(a.output, "w", encoding="utf-8") as dst:
             for r in filter_by_perplexity(rows, a.max_ppl, stats):
                 dst.write(json.dumps(r, ensure_ascii=False) + "\n")
                 n_out += 1

@@ -13,7 +13,7 @@ from omegaconf import DictConfig
 from paraamr.builder.pipeline import BuildConfig, Builder, build_shard, merge_build
 from paraamr.shards import Shard
 from paraamr.signature import Signature
-from paraamr.utils import write_json_atomic
+from paraamr.utils import json_lines, write_json_atomic
 
 __all__ = ["check_build", "make_builder", "run_build", "finish_build"]
 
@@ -98,8 +98,7 @@ def finish_build(out_dir: str, num_shards: int) -> dict:
 
     out = Path(out_dir)
     totals = merge_build(out, num_shards, out / "corpus.jsonl")
-    with open(out / "corpus.jsonl", encoding="utf-8") as fh:
-        stats = table1_stats(json.loads(line) for line in fh)
+    stats = table1_stats(row for _, row in json_lines(out / "corpus.jsonl"))
     prog = json.loads((out / f"{Shard(0, num_shards).name}.progress.json").read_text())
     sig = Signature(prog["settings"]["builder"])
     summary = {"table1": stats, "counts": totals, "signature": sig}

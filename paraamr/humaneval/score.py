@@ -31,6 +31,7 @@ from paraamr.errors import CorpusFormatError, DataNotFoundError, InputError
 from paraamr.humaneval.answers import Answers, Judgement
 from paraamr.humaneval.questions import QUESTIONS, SCORES
 from paraamr.humaneval.sample import KeyItem, kit_id
+from paraamr.utils import json_lines
 
 __all__ = [
     "Kit",
@@ -72,19 +73,15 @@ def load_kit(root: str | Path) -> Kit:
             raise DataNotFoundError(f"{p} not found: --dir must be a folder from humaneval sample")
     manifest = json.loads(man_path.read_text(encoding="utf-8"))
     items: dict[str, KeyItem] = {}
-    with open(key_path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                k = KeyItem(row["item_id"], row["source"], row["paraphrase"], row["corpus"],
-                            dict(row.get("expected") or {}))  # fmt: skip
-            except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise CorpusFormatError(f"not a key line: {e}", str(key_path), n) from None
-            if k.item_id in items:
-                raise CorpusFormatError(f"item id {k.item_id} twice in the key", str(key_path), n)
-            items[k.item_id] = k
+    for n, row in json_lines(key_path):
+        try:
+            k = KeyItem(row["item_id"], row["source"], row["paraphrase"], row["corpus"],
+                        dict(row.get("expected") or {}))  # fmt: skip
+        except (KeyError, TypeError, AttributeError) as e:
+            raise CorpusFormatError(f"not a key line: {e}", str(key_path), n) from None
+        if k.item_id in items:
+            raise CorpusFormatError(f"item id {k.item_id} twice in the key", str(key_path), n)
+        items[k.item_id] = k
     if kit_id(items.values()) != manifest.get("kit"):
         raise InputError(
             f"{key_path} does not match {man_path} (kit {manifest.get('kit')}): "

@@ -44,6 +44,7 @@ from paraamr.corpus.records import SourceRecord
 from paraamr.errors import ConfigError, ParaAMRError, TreeError
 from paraamr.jsonl_cache import JsonlCache
 from paraamr.scpn.formats import linearize
+from paraamr.utils import json_lines
 
 __all__ = [
     "TrainPair",
@@ -336,5 +337,4 @@ def write_pairs(pairs: Iterable[TrainPair], path: str | os.PathLike) -> None:
 
 def read_pairs(path: str | os.PathLike) -> list[TrainPair]:
     """Read :func:`write_pairs` output."""
-    with open(path, encoding="utf-8") as fh:
-        return [TrainPair(**json.loads(line)) for line in fh if line.strip()]
+    return [TrainPair(**row) for _, row in json_lines(path)]

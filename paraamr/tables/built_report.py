@@ -17,6 +17,7 @@ from pathlib import Path
 from paraamr.corpus.filters import passes_perplexity
 from paraamr.corpus.readers import read_corpus
 from paraamr.errors import InputError
+from paraamr.utils import json_lines
 
 __all__ = ["build_report", "claim_checks", "render", "report_built", "POLICIES"]
 
@@ -26,8 +27,7 @@ POLICIES = {"all": "re-focused", "top": "original top only"}
 def build_report(folder: Path, max_ppl: float) -> dict:
     """Table 1, counts, rejects by stage and the perplexity filter of one build folder."""
     summary = json.loads((folder / "build_summary.json").read_text(encoding="utf-8"))
-    rejects = (folder / "corpus.rejects.jsonl").read_text(encoding="utf-8").splitlines()
-    stages = Counter(json.loads(line)["stage"] for line in rejects if line.strip())
+    stages = Counter(row["stage"] for _, row in json_lines(folder / "corpus.rejects.jsonl"))
     kept = Counter()
     for r in read_corpus(folder / "corpus.jsonl", "paraamr"):
         ok = [p for p in r.paraphrases if passes_perplexity(p.perplexity, max_ppl)]

@@ -163,3 +163,18 @@ def test_filter_by_perplexity_cli(tmp_path):
     main(["filter", str(src), str(tmp_path / "f.jsonl"), "--max-ppl", "110"])
     rows = [json.loads(x) for x in (tmp_path / "f.jsonl").read_text().splitlines()]
     assert rows == [{"text": "a b", "paraphrases": [{"para_text": "b a", "perplexity": 50.0}]}]
+
+
+def test_filter_cli_names_the_bad_line_of_its_input(tmp_path, capsys):
+    """A corpus line that is not JSON ended the filter with a JSONDecodeError traceback; it is
+    one line naming the file and the line, exit status 2, and no output file is half-read."""
+    from paraamr.builder.__main__ import main
+
+    src = tmp_path / "c.jsonl"
+    good = json.dumps({"text": "a b", "paraphrases": [{"para_text": "b a", "perplexity": 5.0}]})
+    src.write_text(f"{good}\n\n{{truncated\n")
+    with pytest.raises(SystemExit) as e:
+        main(["filter", str(src), str(tmp_path / "f.jsonl"), "--max-ppl", "110"])
+    err = capsys.readouterr().err.strip()
+    assert e.value.code == 2 and len(err.splitlines()) == 1
+    assert f"{src}:3: not a JSON line" in err
