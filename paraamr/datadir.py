@@ -29,7 +29,15 @@ from typing import Any
 
 from paraamr.errors import DataNotFoundError, cli_errors
 
-__all__ = ["DATASETS", "DATA_HINT", "data_path", "fetch", "resolve_data_dir", "resolve_paths"]
+__all__ = [
+    "DATASETS",
+    "DATA_HINT",
+    "cache_root",
+    "data_path",
+    "fetch",
+    "resolve_data_dir",
+    "resolve_paths",
+]
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +94,9 @@ def resolve_data_dir(data_dir: str | os.PathLike | None, project_root: Path | No
 
 def resolve_paths(cfg: Any) -> None:
     """Resolve a config's ``paths`` group in place, once, at the entry point (every
-    ``experiments/*.py`` through :func:`paraamr.presets.hydra_entry`): ``paths.data_dir``
+    ``experiments/*.py`` through :func:`paraamr.presets.hydra_entry`): ``paths.cache_dir``
+    becomes absolute and the caches of this process and its workers live there
+    (``$PARAAMR_CACHE``, read by :func:`cache_root`); ``paths.data_dir``
     becomes the folder :func:`resolve_data_dir` finds (a ``data_dir`` that does not exist is a
     :class:`DataNotFoundError` now), or stays ``null`` when no data folder exists (a run on
     your own files needs none; a stage that reads the data then says where it looked, via
@@ -100,6 +110,10 @@ def resolve_paths(cfg: Any) -> None:
     paths = cfg.get("paths") if hasattr(cfg, "get") else None
     if paths is None:
         return
+    if paths.get("cache_dir"):  # the model caches of the library follow it (cache_root)
+        cache = Path(str(paths.cache_dir)).expanduser().resolve()
+        os.environ["PARAAMR_CACHE"] = str(cache)
+        paths.cache_dir = str(cache)
     given = paths.get("data_dir")
     try:
         found: str | None = str(resolve_data_dir(given).resolve())
@@ -108,6 +122,17 @@ def resolve_paths(cfg: Any) -> None:
             raise
         found = None
     paths.data_dir = found
+
+
+def cache_root() -> Path:
+    """Where the library's model caches live (ONNX exports, the dequantised SmolLM2):
+    ``$PARAAMR_CACHE`` (an entry point sets it from ``paths.cache_dir``), else ``.cache`` in
+    the working directory (the project root for ``make``).
+
+    >>> cache_root().name in (".cache", os.path.basename(os.environ.get("PARAAMR_CACHE", "")))
+    True
+    """
+    return Path(os.environ.get("PARAAMR_CACHE") or ".cache")
 
 
 def data_path(data_dir: str | os.PathLike | None, *parts: str | os.PathLike) -> Path:

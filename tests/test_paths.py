@@ -90,3 +90,20 @@ def test_only_command_line_mains_look_up_the_data_folder():
         text = (ROOT / "paraamr" / rel).read_text(encoding="utf-8")
         assert "def main(" in text and "argparse" in text, f"{rel} resolves the data folder"
     assert _callers("resolve_paths") == {"presets.py"}
+
+
+def test_the_cache_folder_is_one_setting(tmp_path, monkeypatch, compose_config):
+    """``paths.cache_dir`` (default ``$PARAAMR_CACHE``, else ``.cache``) places every cache:
+    the configs' parse and perplexity caches and, through ``$PARAAMR_CACHE``, the library's
+    model caches (ONNX exports, the dequantised SmolLM2)."""
+    from paraamr.datadir import cache_root
+    from paraamr.lms.smollm2 import cache_dir as smollm2_cache
+
+    monkeypatch.setenv("PARAAMR_CACHE", str(tmp_path / "env"))
+    assert compose_config("table2").paths.cache_dir == str(tmp_path / "env")
+    mine = tmp_path / "mine"
+    cfg = compose_config("validity", f"paths.cache_dir={mine}")
+    assert cfg.perplexity.cache == f"{mine}/validity"
+    assert cache_root() == mine and smollm2_cache().is_relative_to(mine)
+    t6 = compose_config("table6", "data.path=x.jsonl", f"paths.cache_dir={mine}")
+    assert t6.data.parse_cache == f"{mine}/scpn/parses-spacy.jsonl"

@@ -28,6 +28,7 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
+from paraamr.datadir import cache_root
 from paraamr.errors import ParaAMRError
 
 __all__ = [
@@ -68,7 +69,7 @@ def gguf_dir() -> Path:
 
 def cache_dir(root: str | os.PathLike | None = None) -> Path:
     """Where the dequantized model lives: ``<root or $PARAAMR_CACHE or .cache>/smollm2/...``."""
-    base = Path(root or os.environ.get("PARAAMR_CACHE") or ".cache")
+    base = Path(root) if root else cache_root()
     return base / "smollm2" / Path(GGUF_FILE).stem
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from paraamr.datadir import cache_root
 from paraamr.errors import ConfigError
 from paraamr.utils import require
 
@@ -155,7 +156,7 @@ class ExportedEncoder:
             raise ConfigError("similarity.precision=int8 runs on similarity.backend=onnx only")
         transformer, self.normalize = _pipeline(model)
         self.tokenizer, self.max_length = transformer.tokenizer, model.max_seq_length
-        root = Path(cache or Path(os.environ.get("PARAAMR_CACHE") or ".cache") / "onnx")
+        root = Path(cache) if cache else cache_root() / "onnx"
         name = Path(str(getattr(transformer.auto_model, "name_or_path", "model"))).name or "model"
         folder = root / f"{name}-{_weights_hash(transformer)}"
         path = folder / "model.onnx"
