@@ -177,7 +177,7 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 
 
 def json_lines(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` for each line of a JSON-lines file the project wrote (a
+    r"""``(line number, value)`` for each line of a JSON-lines file the project wrote (a
     corpus, rejects, a key, training pairs), blank lines skipped; a line that is not JSON is a
     :class:`~paraamr.errors.CorpusFormatError` naming the file and the line. (User corpora with
     per-record checks and counted skips go through :func:`paraamr.corpus.read_corpus`.)
