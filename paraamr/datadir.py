@@ -41,6 +41,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: ``$PARAAMR_CACHE`` when the process started (:func:`resolve_paths` sets it per run)
+_STARTED_CACHE = os.environ.get("PARAAMR_CACHE")
+
 PARABANK_EVAL = (
     "https://raw.githubusercontent.com/decompositional-semantics-initiative/"
     "ParaBank-Eval-Data/master/"
@@ -110,15 +113,16 @@ def resolve_paths(cfg: Any) -> None:
     paths = cfg.get("paths") if hasattr(cfg, "get") else None
     if paths is None:
         return
-    if paths.get("cache_dir"):  # the model caches of the library follow it (cache_root)
-        cache = Path(str(paths.cache_dir)).expanduser().resolve()
-        os.environ["PARAAMR_CACHE"] = str(cache)
-        paths.cache_dir = str(cache)
+    # null: $PARAAMR_CACHE as the process started (a job of an in-process multirun does not
+    # inherit the previous job's folder), else .cache; the library's caches follow it
+    cache = Path(str(paths.get("cache_dir") or _STARTED_CACHE or ".cache")).expanduser().resolve()
+    os.environ["PARAAMR_CACHE"] = str(cache)
+    paths.cache_dir = str(cache)
     given = paths.get("data_dir")
     try:
         found: str | None = str(resolve_data_dir(given).resolve())
     except DataNotFoundError:
-        if given:
+        if given or os.environ.get("PARAAMR_DATA"):  # a folder named and missing: say so now
             raise
         found = None
     paths.data_dir = found
@@ -146,7 +150,10 @@ def data_path(data_dir: str | os.PathLike | None, *parts: str | os.PathLike) -> 
     if data_dir is None:
         root = Path(__file__).resolve().parents[1]
         looked = ["$PARAAMR_DATA", str(root.parent / "shared" / "data"), str(root / "data")]
-        raise DataNotFoundError(f"no data found (looked for {', '.join(looked)}). {DATA_HINT}")
+        raise DataNotFoundError(
+            f"no data folder: paths.data_dir is null and none was found ({', '.join(looked)}; "
+            f"from Python, pass paraamr.datadir.resolve_data_dir()). {DATA_HINT}"
+        )
     return Path(data_dir).joinpath(*parts)
 
 

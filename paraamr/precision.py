@@ -77,6 +77,8 @@ class Precision:
     def lightning(self) -> str:
         """The Trainer's ``precision``: the setting's own spelling when it resolved unchanged
         (``bf16-true`` stays), else ``32-true`` / ``bf16-mixed`` / ``16-mixed``."""
+        if self.autocast:  # fp32 weights on a CPU, whatever the spelling (bf16-true too)
+            return "bf16-mixed"
         if SETTINGS.get(self.setting) == self.name and self.setting not in TORCH_DTYPES:
             return self.setting
         return _LIGHTNING[self.name]
@@ -128,8 +130,11 @@ def resolve(setting: Any, device: Any = "cpu", what: str = "precision") -> Preci
         name, note = "fp32", f"{key} runs fp32 on a CPU"
     elif name == "bf16" and device == "cpu":
         native, why = cpu_bf16_support()
+        notes = [f"{key} on a CPU runs as bf16-mixed (fp32 weights, bf16 autocast)"
+                 ] if key == "bf16-true" else []  # fmt: skip
         if not native:
-            note = f"{key} on this CPU is slower than fp32: {why}"
+            notes.append(f"{key} on this CPU is slower than fp32: {why}")
+        note = "; ".join(notes) or None
     return Precision(name, device, note, key)
 
 

@@ -53,11 +53,12 @@ def test_a_missing_given_folder_fails_at_once_and_none_found_fails_when_read(tmp
 
 
 @pytest.mark.parametrize("name", ENTRY_CONFIGS)
-def test_every_entry_config_has_the_paths_group(compose_config, name):
+def test_every_entry_config_has_the_paths_group(compose_config, data_dir, name):
     extra = {"table5": ["data.path=x.jsonl"], "table6": ["data.path=x.jsonl"]}.get(name, [])
     cfg = compose_config(name, *extra)
     assert "paths" in cfg and "data_dir" not in cfg  # one key, in one group
-    assert cfg.paths.data_dir is not None and Path(cfg.paths.data_dir).is_absolute()
+    assert Path(cfg.paths.data_dir) == Path(data_dir).resolve()
+    assert Path(cfg.paths.cache_dir).is_absolute()
 
 
 def test_the_entry_point_wrapper_resolves_paths(tmp_path):
@@ -96,10 +97,12 @@ def test_the_cache_folder_is_one_setting(tmp_path, monkeypatch, compose_config):
     """``paths.cache_dir`` (default ``$PARAAMR_CACHE``, else ``.cache``) places every cache:
     the configs' parse and perplexity caches and, through ``$PARAAMR_CACHE``, the library's
     model caches (ONNX exports, the dequantised SmolLM2)."""
+    import paraamr.datadir as datadir
     from paraamr.datadir import cache_root
     from paraamr.lms.smollm2 import cache_dir as smollm2_cache
 
-    monkeypatch.setenv("PARAAMR_CACHE", str(tmp_path / "env"))
+    monkeypatch.setenv("PARAAMR_CACHE", str(tmp_path / "env"))  # restored after the test
+    monkeypatch.setattr(datadir, "_STARTED_CACHE", str(tmp_path / "env"))
     assert compose_config("table2").paths.cache_dir == str(tmp_path / "env")
     mine = tmp_path / "mine"
     cfg = compose_config("validity", f"paths.cache_dir={mine}")

@@ -26,6 +26,7 @@ RULE = [
     ("bf16", "cpu", False, "bf16", True, "fp32", "bf16-mixed", True),  # emulated: warned
     ("bf16-mixed", "cpu", True, "bf16", True, "fp32", "bf16-mixed", False),
     ("bf16-true", "cuda:1", True, "bf16", False, "bf16", "bf16-true", False),
+    ("bf16-true", "cpu", True, "bf16", True, "fp32", "bf16-mixed", True),  # weights stay fp32
     ("bf16", "gpu", True, "bf16", False, "bf16", "bf16-mixed", False),
     ("fp16", "cpu", True, "fp32", False, "fp32", "32-true", True),
     ("16-mixed", "cpu", False, "fp32", False, "fp32", "32-true", True),
@@ -112,6 +113,9 @@ def test_lm_and_builder_generator_run_bf16_as_autocast_on_a_cpu(tmp_path, hardwa
     gen = HFGenerator(str(build_tiny_seq2seq(tmp_path / "s2s")), max_new_tokens=4,
                       device="cpu", dtype="bf16")  # fmt: skip
     assert gen.precision.autocast and next(gen.model.parameters()).dtype == torch.float32
+    assert gen.signature().endswith(",bf16-autocast)")  # a resumed build cannot mix the two
+    fp32 = HFGenerator(str(tmp_path / "s2s"), max_new_tokens=4, device="cpu")
+    assert fp32.signature() == f"hf-seq2seq({tmp_path / 's2s'})"
     seen = []
     layer = next(m for m in gen.model.modules() if isinstance(m, torch.nn.Linear))
     layer.register_forward_hook(lambda m, i, o: seen.append(o.dtype))

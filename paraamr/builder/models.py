@@ -42,6 +42,12 @@ def _precision(model, dtype: str | None, device: str, what: str) -> Precision:
     return p
 
 
+def _label(p: Precision) -> str:
+    """A model's precision in its signature: nothing for fp32 (earlier signatures stay),
+    ``,bf16-autocast`` / ``,bf16`` / ``,fp16`` otherwise."""
+    return "" if p.label == "fp32" else f",{p.label}"
+
+
 def _load_hf(auto_cls, name: str, device: str, dtype: str | None):
     """Tokenizer, model in eval mode on ``device`` and its precision (:func:`_precision`)."""
     from transformers import AutoTokenizer
@@ -92,7 +98,7 @@ class AmrlibStog:
         self.batch_size = batch_size
 
     def signature(self) -> str:
-        return f"amrlib-stog({Path(self.model_dir).name})"
+        return f"amrlib-stog({Path(self.model_dir).name}{_label(self.precision)})"
 
     def parse(self, sentences: Sequence[str]) -> list[str | None]:
         import torch
@@ -125,7 +131,8 @@ class AmrlibGenerator:
         self.batch_size = batch_size
 
     def signature(self) -> str:
-        return f"amrlib-gtos({Path(self.model_dir).name},tense={self.use_tense})"
+        name = Path(self.model_dir).name
+        return f"amrlib-gtos({name},tense={self.use_tense}{_label(self.precision)})"
 
     def generate(self, graphs: Sequence[str]) -> list[tuple[str, bool]]:
         """(sentence, clipped) per graph; graphs are length-sorted into batches here (amrlib's
@@ -163,7 +170,7 @@ class HFGenerator:
         self.max_in_len, self.max_new_tokens = max_in_len, max_new_tokens
 
     def signature(self) -> str:
-        return f"hf-seq2seq({self.name})"
+        return f"hf-seq2seq({self.name}{_label(self.precision)})"
 
     def generate(self, graphs: Sequence[str]) -> list[tuple[str, bool]]:
         import torch

@@ -180,7 +180,10 @@ def resolve_precision(precision: str, device: str) -> str:
         return precision
     from paraamr.precision import resolve
 
-    return resolve(precision, device, "similarity.precision").name
+    p = resolve(precision, device, "similarity.precision")
+    if p.note:
+        log.warning("similarity.precision: %s", p.note)
+    return p.name
 
 
 class AutocastEncoder:

@@ -84,7 +84,8 @@ class TopData:
     """The data settings of a TOP run (``conf/data/top.yaml``): files and batches.
 
     Relative paths that do not exist from the working directory are read under the data
-    directory (``data_dir``, ``$PARAAMR_DATA`` or ``../shared/data``).
+    directory ``data_dir`` (in the configs ``${paths.data_dir}``, resolved by the entry point;
+    from Python, :func:`paraamr.datadir.resolve_data_dir`).
 
     Args:
         train / val / test: TOP files (``top-v1`` TSV, ``.seq`` or TOPv2 TSV); ``val`` may

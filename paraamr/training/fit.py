@@ -7,9 +7,10 @@ A new trainer is a module, a data module and configs; this function does the res
 
 0. (the caller) :func:`seed_run` before building the module and data, so weight
    initialisation is seeded too;
-1. instantiate callbacks, loggers and the trainer (``default_root_dir=out_dir``); a bf16
-   precision on a CPU without native bf16 becomes fp32, with the reason logged
-   (:func:`paraamr.training.recipe.resolve_precision`), and torch uses every core this
+1. instantiate callbacks, loggers and the trainer (``default_root_dir=out_dir``); the
+   precision setting resolved by the one rule (``auto``: bf16 where the device runs it
+   natively, else fp32; an explicit bf16 on a CPU without it is kept, with a warning:
+   :func:`paraamr.training.recipe.resolve_precision`), and torch uses every core this
    process may use;
 2. fit, resuming from ``resume`` (exactly: the data modules of :mod:`paraamr.training.data`
    continue with the next unseen batch);

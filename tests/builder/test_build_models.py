@@ -167,7 +167,7 @@ def test_filter_by_perplexity_cli(tmp_path):
 
 def test_filter_cli_names_the_bad_line_of_its_input(tmp_path, capsys):
     """A corpus line that is not JSON ended the filter with a JSONDecodeError traceback; it is
-    one line naming the file and the line, exit status 2, and no output file is half-read."""
+    one line naming the file and the line, and exit status 2."""
     from paraamr.builder.__main__ import main
 
     src = tmp_path / "c.jsonl"

@@ -179,7 +179,8 @@ def test_table6_signature_names_the_metric_objects_and_the_ted_definition(compos
     # the encoder comes from the similarity group, as Table 2's: its settings reach the signature
     for over, sim in (("similarity.backend=openvino", "cos(minilm,openvino)"),
                       ("similarity=simcse", "cos(simcse)")):  # fmt: skip
-        cfg = compose_config("table6", "train_corpus=none", over)
+        # device=cpu: with a CUDA GPU and no device, the encoder would run torch there
+        cfg = compose_config("table6", "train_corpus=none", over, "similarity.device=cpu")
         assert Signature(signature(cfg, "copy", "fmt:copy", "p", 0)).fields["sim"] == sim
 
 
