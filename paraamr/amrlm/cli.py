@@ -46,6 +46,7 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
             choices=("raise", "skip"),
             help="no graph for a line: a counted placeholder (skip) or an error",
         )
+        c.add_argument("--progress", action="store_true", help="a progress bar on stderr")
     return p
 
 
@@ -85,10 +86,11 @@ def run_amr(a: argparse.Namespace) -> None:
     where = model_dir(a.model, direction)  # input and model dir checked before the model loads
     if direction == "parse":
         lines = text.splitlines()
-        print("\n\n".join(parse_lines(_load(where), lines, a.batch_size, a.on_error, name)))
+        blocks = parse_lines(_load(where), lines, a.batch_size, a.on_error, name, a.progress)
+        print("\n\n".join(blocks))
     else:
         blocks = read_graph_blocks(text, a.on_error, name)
-        for sentence in generate_blocks(_load(where), blocks, a.batch_size, name):
+        for sentence in generate_blocks(_load(where), blocks, a.batch_size, name, a.progress):
             print(sentence)
 
 
@@ -114,7 +116,7 @@ def report_clipped(module: Any, prompts: list[str], what: str, command: str) -> 
 
 
 def parse_lines(module: Any, lines: list[str], batch_size: int = 16, on_error: str = "skip",
-                name: str = "<input>") -> list[str]:  # fmt: skip
+                name: str = "<input>", progress: bool = False) -> list[str]:  # fmt: skip
     """One PENMAN block (``# ::snt`` + graph) per line, placeholders counted on stderr."""
     import penman
 
@@ -124,7 +126,7 @@ def parse_lines(module: Any, lines: list[str], batch_size: int = 16, on_error: s
     todo = [i for i, s in enumerate(lines) if s.strip()]
     prompts = [lines[i].strip() for i in todo]
     report_clipped(module, prompts, "sentences", "parse")
-    outs = answers(module, prompts, batch_size, progress=False)
+    outs = answers(module, prompts, batch_size, progress)
     graphs: dict[int, Any] = {i: deserialize(o) for i, o in zip(todo, outs, strict=True)}
     blocks, empty, failed = [], 0, 0
     for i, sentence in enumerate(lines):
@@ -163,7 +165,7 @@ def read_graph_blocks(text: str, on_error: str = "skip", name: str = "<input>") 
 
 
 def generate_blocks(module: Any, blocks: list[Any], batch_size: int = 16,
-                    name: str = "<input>") -> list[str]:  # fmt: skip
+                    name: str = "<input>", progress: bool = False) -> list[str]:  # fmt: skip
     """One sentence per block (an empty line for a block that does not decode, counted on
     stderr)."""
     from paraamr.amr.refocus import linearize
@@ -173,7 +175,7 @@ def generate_blocks(module: Any, blocks: list[Any], batch_size: int = 16,
     bad = [b for b in blocks if b.graph is None]
     prompts = [module.graph_prompt(linearize(b.graph)) for b in good]
     report_clipped(module, prompts, "graphs", "generate")
-    outs = answers(module, prompts, batch_size, False)
+    outs = answers(module, prompts, batch_size, progress)
     by_line = {b.line: o for b, o in zip(good, outs, strict=True)}
     if bad:
         print(f"amr generate: {len(bad)} of {len(blocks)} graphs do not decode (empty lines; "

@@ -169,9 +169,10 @@ def test_the_command_line_keeps_lines_aligned_and_counts_failures(tmp_path, tiny
     assert blocks[1].splitlines()[1] == "(e / amr-empty)" and "1 empty" in r.stderr
     assert "longer than the model reads" not in r.stderr
     long = " ".join(["the little prince smiled"] * 20) + " ."  # 81 words > 32 tokens read
-    r2 = _cli("parse", "--model", str(tmp_path), stdin=f"He left .\n{long}\n")
+    r2 = _cli("parse", "--model", str(tmp_path), "--progress", stdin=f"He left .\n{long}\n")
     assert r2.returncode == 0 and len(r2.stdout.strip().split("\n\n")) == 2
     assert "1 of 2 sentences are longer than the model reads (32 tokens)" in r2.stderr
+    assert "2/2" in r2.stderr and "2/2" not in r.stderr  # the bar only when asked for
     graphs = tmp_path / "g.txt"
     graphs.write_text(r.stdout + "\n# ::snt bad\n(a / b :ARG0\n")
     g = _cli("generate", "--model", str(tmp_path), "--input", str(graphs))
