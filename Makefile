@@ -185,13 +185,13 @@ TOP_RUNS ?= results/top/runs
 .PHONY: top
 top: setup ## TOP synthetic data: generator + AP filter + parsers for TOP_SETTINGS, then Tables 2-4 in results/top
 	for s in $(TOP_SETTINGS); do $(PY) experiments/top.py setting=$$s $(ARGS) || exit 1; done
-	$(PY) analysis/make_top.py --runs '$(TOP_RUNS)/*/*/*/top.json' --out $(or $(OUT),results/top)
+	$(PY) analysis/make_top.py --runs '$(TOP_RUNS)/*/*/*/results.json' --out $(or $(OUT),results/top)
 
 TOP_W25_SEEDS ?= 0,1,2
 .PHONY: top-weather25
 top-weather25: setup ## TOP offline analogue, TOPv2 weather 25 SPIS: SmolLM2, constrained decoding, seeds TOP_W25_SEEDS; tables + figures in results/top/weather25
 	$(PY) experiments/top.py -m +experiment=top_weather25 seed=$(TOP_W25_SEEDS) $(ARGS)
-	$(PY) analysis/make_top.py --runs 'results/top/runs/topv2-weather-25spis/*/*/top.json' --out $(or $(OUT),results/top/weather25)
+	$(PY) analysis/make_top.py --runs 'results/top/runs/topv2-weather-25spis/*/*/results.json' --out $(or $(OUT),results/top/weather25)
 
 .PHONY: gpu-check
 gpu-check: setup ## on a CUDA GPU (torch from TORCH_INDEX): encoder, builder and training speed + peak memory, one JSON (results/bench/gpu_check.json)

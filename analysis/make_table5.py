@@ -17,7 +17,7 @@ from paraamr.tables.table5 import gather_rows, measured, table5_layout
 @cli_errors("python analysis/make_table5.py")
 def main(argv: list[str] | None = None) -> dict:
     note = "offline analogue (MiniLM, ParaBank-Eval / MSRP)"
-    a, results = sweep_arguments("table5", note, argv, __doc__.split("\n")[0])
+    a, results = sweep_arguments("table5", "simcse", note, argv, __doc__.split("\n")[0])
     rows = gather_rows(results)
     years = list(rows[0]["per_year"])
     stamps, when = measured(results)

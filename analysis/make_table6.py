@@ -7,8 +7,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from paraamr.errors import ParaAMRError, cli_errors
-from paraamr.tables.table6 import gather_rows, load_scores, plot_table6, render
+from paraamr.errors import cli_errors
+from paraamr.results import read_results
+from paraamr.tables.table6 import gather_rows, plot_table6, render
 from paraamr.training.curves import latest_metrics_csv, plot_curves
 
 
@@ -18,9 +19,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runs", default="results/table6/runs")
     ap.add_argument("--out", default="results/table6")
     a = ap.parse_args(argv)
-    scores = load_scores(a.runs)
-    if not scores:
-        raise ParaAMRError(f"no scores.json under {a.runs}: run experiments/table6.py first")
+    scores = read_results(a.runs, "scpn")
     rows = gather_rows(scores)
     render(rows, a.out)
     figures = plot_table6(rows, Path(a.out) / "table6_bleu_ted")

@@ -28,7 +28,7 @@ def run_kind(results: list[dict]) -> str:
 @cli_errors("python analysis/make_table7.py")
 def main(argv: list[str] | None = None) -> dict:
     note = "offline analogue (MiniLM, shared GLUE files)"
-    a, results = sweep_arguments("table7", note, argv, __doc__.split("\n")[0])
+    a, results = sweep_arguments("table7", "fewshot", note, argv, __doc__.split("\n")[0])
     rows = gather_rows(results)
     layout = table7_layout(a.note)
     kind = run_kind(results)

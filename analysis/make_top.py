@@ -1,8 +1,8 @@
-"""Gather TOP runs (``top.json`` of ``experiments/top.py``) into the layouts of Tran & Tan's
-Tables 2-4, the paper's numbers beside ours (md, csv, json), a W&B run in group ``top``, and the
-synthetic trees per template of each run for inspection.
+"""Gather TOP runs (the job records, ``results.json``, of ``experiments/top.py``) into the
+layouts of Tran & Tan's Tables 2-4, the paper's numbers beside ours (md, csv, json), a W&B run in
+group ``top``, and the synthetic trees per template of each run for inspection.
 
-    python analysis/make_top.py --runs results/top/runs/*/*/*/top.json --out results/top
+    python analysis/make_top.py --runs results/top/runs/*/*/*/results.json --out results/top
 
 - Table 2 (data, AP filter, target parser, #samples, exact match): every ``full`` run;
 - Table 3 (exact match by template frequency f >= 5, f < 5, f = 0): every ``full`` run;
@@ -23,6 +23,7 @@ from pathlib import Path
 from paraamr.errors import cli_errors
 from paraamr.metrics.aggregate import mean_std
 from paraamr.paper import PAPER_TOP_TABLE2, PAPER_TOP_TABLE3, PAPER_TOP_TABLE4
+from paraamr.results import read_results
 from paraamr.tables.render import Column, Layout, write_table
 from paraamr.tables.sweep import plot_grouped
 
@@ -59,7 +60,7 @@ def _comparable(cfg, out_dir: str = ""):
 
 
 def pool_seeds(runs: list[dict]) -> list[dict]:
-    """One summary per configuration: ``top.json`` summaries whose configs differ only in
+    """One summary per configuration: job records whose configs differ only in
     ``seed``, ``out_dir`` and ``preset_for`` (:func:`_comparable`: a ``null`` setting and an
     absent one count as the same, paths under each run's ``out_dir`` are compared relative to
     it) are merged, their aggregates recomputed over all
@@ -277,15 +278,14 @@ def plot_buckets(runs: list[dict], out: Path) -> list[Path]:
 @cli_errors("python analysis/make_top.py")
 def main(argv: list[str] | None = None) -> dict[str, Path]:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--runs", nargs="+", required=True, help="top.json files (globs allowed)")
+    ap.add_argument("--runs", nargs="+", required=True,
+                    help="the jobs' results.json files or run folders (globs allowed)")
     ap.add_argument("--out", default="results/top")
     ap.add_argument("--no-wandb", action="store_true")
     a = ap.parse_args(argv)
     paths = sorted({p for pat in a.runs for p in (glob.glob(pat) or [pat])})
-    runs = [json.loads(Path(p).read_text(encoding="utf-8")) for p in paths]
+    runs = [r for p in paths for r in read_results(p, "top")]
     pooled = pool_seeds(runs)
-    if not runs:
-        raise SystemExit("no top.json given: run experiments/top.py first")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     full = [r for r in pooled if r["setting"] == "full"]
@@ -301,9 +301,9 @@ def main(argv: list[str] | None = None) -> dict[str, Path]:
         write_table(layout, rows, out, meta, footer=_notes(sel))
         written[name] = out / f"{name}.md"
     figures = plot_buckets(pooled, out)
-    for path, run in zip(paths, runs, strict=True):
+    for run in runs:
         for r in run["runs"]:
-            work = Path(r.get("work") or Path(path).parent / r["name"].split("-")[-1])
+            work = Path(r.get("work") or Path(run["run_dir"]) / r["name"].split("-")[-1])
             if (work / "samples.md").exists():
                 shutil.copyfile(work / "samples.md", out / f"samples_{r['name']}.md")
     if not a.no_wandb:

@@ -1,6 +1,6 @@
 """The package's layering, checked on the source: lower layers never import higher ones.
 
-Layers, bottom up: the foundations (errors, utils, precision, signature, datadir, shards,
+Layers, bottom up: the foundations (errors, utils, precision, signature, datadir, shards, results,
 tracking, paper, figures, markdown, jsonl_cache), the library (corpus, metrics, parsers, amr,
 training, and the stage packages builder, simcse, sts, top and those that follow), then the
 paper-table orchestration (``paraamr.tables``), then the entry points (``paraamr.cli``,
@@ -19,7 +19,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "paraamr"
 FOUNDATION = {"errors", "utils", "precision", "signature", "lockfile", "datadir", "shards",
-              "tracking", "paper", "figures", "markdown", "jsonl_cache"}  # fmt: skip
+              "results", "tracking", "paper", "figures", "markdown", "jsonl_cache"}  # fmt: skip
 CORE = {"corpus", "metrics", "parsers", "amr"}
 
 

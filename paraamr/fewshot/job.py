@@ -6,11 +6,12 @@ load_fewshot`); augment it (``augment=none|repeat|scpn``); write the training se
 ``augment_log.jsonl``); train the classifier with the shared trainer
 (:func:`paraamr.training.fit.fit`, the best epoch by internal-dev accuracy); evaluate the best
 weights on the test split (predictions in ``test_predictions.jsonl``); write
-``<out_dir>/results.json``::
+``<out_dir>/results.json`` (the job record, :class:`paraamr.results.JobResult`)::
 
-    {"setting", "task", "k", "augmentation", "seed", "test": {"acc", "f1"?}, "dev": {...},
-     "test_pred_counts", "test_constant_majority" (always predicting the few-shot majority label),
-     "best_epoch", "n_train", "augment": {...}, "sources": {...}, "signature", ...}
+    {"job": "fewshot", "seed", "signature", "setting", "task", "k", "augmentation",
+     "test": {"acc", "f1"?}, "dev": {...}, "test_pred_counts", "test_constant_majority" (always
+     predicting the few-shot majority label), "best_epoch", "n_train", "augment": {...},
+     "sources": {...}, ..., "files", "seconds", "measured"}
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import Any
 from omegaconf import DictConfig
 
 from paraamr.errors import ConfigError, TrainingError
-from paraamr.utils import write_json_atomic
 
 __all__ = ["run_job", "build_training_set", "setting_name"]
 
@@ -94,9 +94,11 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
 
     from paraamr.fewshot.data import TASKS, load_fewshot, write_examples
     from paraamr.fewshot.module import accuracy_f1
+    from paraamr.results import JobResult, Stopwatch
     from paraamr.signature import Signature, versions_field
     from paraamr.training.fit import fit, restore_best, seed_run
 
+    clock = Stopwatch()
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     seed = int(cfg.seed)
@@ -155,12 +157,11 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         ("maxlen", cfg.data.max_seq_length),
         ("versions", versions_field()),
     )
-    result = {
+    fields = {
         "setting": setting_name(cfg.task, cfg.k, name),
         "task": cfg.task,
         "k": int(cfg.k),
         "augmentation": name,
-        "seed": seed,
         "test": test,
         "dev": dev,
         "test_pred_counts": {str(k): v for k, v in sorted(Counter(test_pred).items())},
@@ -177,8 +178,10 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         "sources": data.sources,
         "counts": dict(data.counts),
         "model": module.model_path,
-        "signature": sig,
     }
-    write_json_atomic(out / "results.json", result, sort_keys=False)
+    files = {"train": train_file, "test_predictions": out / "test_predictions.jsonl"}
+    record = JobResult("fewshot", seed, str(sig), fields, files, clock.seconds())
+    record.write(out)
+    result = record.to_dict()
     log.info("%s seed %d: test %s (best epoch %d)", result["setting"], seed, test, best_epoch)
     return result

@@ -2,10 +2,10 @@
 
 One job = one (corpus, input format, seed): train (:func:`paraamr.scpn.train.train`), evaluate the
 best model on every test set (:func:`paraamr.scpn.evaluate.evaluate_model`), write
-``<out_dir>/scores.json``. ``train_corpus=none`` is the copy-the-source baseline (no training);
-``model.input_format=noparse`` the same model trained without the parse input. W&B: group
-``table6``, a ``wandb.Table`` of sample outputs per test set. :mod:`paraamr.tables.table6`
-gathers a sweep's ``scores.json`` into the table.
+``<out_dir>/results.json`` (:class:`paraamr.results.JobResult`). ``train_corpus=none`` is the
+copy-the-source baseline (no training); ``model.input_format=noparse`` the same model trained
+without the parse input. W&B: group ``table6``, a ``wandb.Table`` of sample outputs per test set.
+:mod:`paraamr.tables.table6` gathers a sweep's records into the table.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from paraamr.errors import ConfigError
 from paraamr.scpn.decoding import Decoding
-from paraamr.utils import write_json_atomic
 
-__all__ = ["run_job", "METRICS", "SCORES", "signature", "recipe_signature"]
+__all__ = ["run_job", "METRICS", "signature", "recipe_signature"]
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +34,6 @@ METRICS = (
     "one_minus_bleu_src",
     "control_gain",
 )
-SCORES = "scores.json"
 
 
 def signature(
@@ -122,13 +120,16 @@ def _trained(out: Path) -> dict[str, Any]:
 
 def run_job(cfg: DictConfig) -> dict[str, Any]:
     """Train (unless ``corpus == none``, or ``eval_only``: the model ``out_dir`` already holds)
-    and evaluate; returns and writes ``scores.json`` (``eval_only`` replaces the test sets it
-    evaluates and keeps the others)."""
+    and evaluate; returns and writes ``results.json`` (the job record,
+    :class:`paraamr.results.JobResult`; ``eval_only`` replaces the test sets it evaluates and
+    keeps the others)."""
     from hydra.utils import instantiate
 
+    from paraamr.results import RESULT_FILE, JobResult, Stopwatch
     from paraamr.scpn.evaluate import STAND_IN_NOTE, copy_source, evaluate_model, load_test_set
     from paraamr.tracking import log_table, wandb_run
 
+    clock = Stopwatch()
     out = Path(cfg.out_dir)
     parser = instantiate(cfg.parser)
     encoder = instantiate(cfg.similarity)
@@ -168,8 +169,9 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
             module.word_cap_hits = 0
         log.info("%s %s: BLEU %.2f", cfg.corpus, name, tests[name]["bleu"])
     scores = {k: {m: v for m, v in t.items() if m != "samples"} for k, t in tests.items()}
-    if cfg.get("eval_only") and (out / SCORES).exists():  # keep the test sets not re-evaluated
-        scores = {**json.loads((out / SCORES).read_text(encoding="utf-8"))["tests"], **scores}
+    if cfg.get("eval_only") and (out / RESULT_FILE).exists():  # keep the sets not re-evaluated
+        earlier = json.loads((out / RESULT_FILE).read_text(encoding="utf-8"))
+        scores = {**earlier["tests"], **scores}
         sig = signature(cfg, model_name, fmt, parser.signature(), train_result.get("steps"),
                         scores)  # fmt: skip
     # a tree model scored at another template depth than it was saved with gets its own row
@@ -179,22 +181,22 @@ def run_job(cfg: DictConfig) -> dict[str, Any]:
         if depth != module.read_sidecar(train_result["best_model"]).get("template_depth"):
             tree_depth = depth
     decoding = Decoding.of(module if module is not None else {}).fields()
-    result = {
+    fields = {
         "corpus": "copy source" if copy else str(cfg.corpus),
         "input_format": "none" if copy else str(cfg.model.input_format),
-        "seed": int(cfg.seed),
         "no_repeat_words": decoding["no_repeat_words"],
         "template_depth": tree_depth,
         "word_cap": decoding["word_cap"],
         "force_template": decoding["force_template"],
-        "signature": sig,
         "note": STAND_IN_NOTE,
         "train": {k: v for k, v in train_result.items() if k != "pair_stats"},
         "pair_stats": train_result.get("pair_stats", {}),
         "tests": scores,
     }
-    (out / SCORES).parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / SCORES, result, default=str, sort_keys=False)
+    files = {"model": train_result["best_model"]} if not copy else {}
+    record = JobResult("scpn", int(cfg.seed), str(sig), fields, files, clock.seconds())
+    record.write(out)
+    result = record.to_dict()
     wb = cfg.logger.wandb
     with wandb_run(project=wb.project, group="table6", name=f"{result['corpus']}-"
                    f"{result['input_format']}-{cfg.seed}-eval", config=OmegaConf.to_container(

@@ -66,20 +66,21 @@ def _resolve_data_path(cfg) -> None:
 
 
 def run_job(cfg) -> dict:
-    """Train (unless the corpus is ``none``), evaluate on STS, write ``results.json`` (with the
-    date and the CPU it ran on, :func:`paraamr.utils.measured_on`)."""
+    """Train (unless the corpus is ``none``), evaluate on STS, write ``results.json`` (the job
+    record, :class:`paraamr.results.JobResult`: with its wall time, date and CPU); returns it."""
     from paraamr.datadir import data_path
     from paraamr.metrics.semantic import load_encoder
+    from paraamr.results import JobResult, Stopwatch
     from paraamr.sts import evaluate_sts, load_sts_suite, sts_signature
-    from paraamr.utils import measured_on, write_json_atomic
 
+    clock = Stopwatch()
     out = Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     suite = load_sts_suite(
         data_path(cfg.paths.data_dir), layout=cfg.sts.layout, include=tuple(cfg.sts.include)
     )
     suite = subsample_suite(suite, cfg.sts.max_pairs_per_set, seed=0)
-    result: dict = {"corpus": cfg.corpus, "seed": int(cfg.seed), "measured": measured_on()}
+    fields: dict = {"corpus": cfg.corpus}
     if cfg.corpus == "none":
         model_path = str(cfg.model.model_name_or_path)
     else:
@@ -89,7 +90,7 @@ def run_job(cfg) -> dict:
         trained = train(cfg)
         if not trained.get("best_model"):
             raise TrainingError(f"training wrote no best model (see {out}); cannot evaluate")
-        result.update({k: trained[k] for k in ("best_val", "steps") if k in trained})
+        fields.update({k: trained[k] for k in ("best_val", "steps") if k in trained})
         model_path = trained["best_model"]
     device = "cpu" if cfg.trainer.accelerator == "cpu" else None
     if cfg.corpus == "none":
@@ -105,15 +106,18 @@ def run_job(cfg) -> dict:
     if cfg.corpus != "none":
         sig = sig.with_fields(
             train=f"{cfg.corpus},{cfg.data.format}",
-            steps=result.get("steps"),
+            steps=fields.get("steps"),
             bs=cfg.data.batch_size,
             lr=cfg.model.lr,
             pool=cfg.model.pooling,
             T=cfg.model.temperature,
             ppl=f"<={cfg.data.max_perplexity}",
         )
-    result.update({"model": model_path, "sts": sts, "signature": sig})
-    write_json_atomic(out / "results.json", result, sort_keys=False)
+    fields.update({"model": model_path, "sts": sts})
+    record = JobResult("simcse", int(cfg.seed), str(sig), fields, {"model": model_path},
+                       clock.seconds())  # fmt: skip
+    record.write(out)
+    result = record.to_dict()
     log_job_to_wandb(cfg, result)
     log.info("%s seed %s: STS avg spearman %.2f", cfg.corpus, cfg.seed, sts["avg"]["spearman"])
     return result

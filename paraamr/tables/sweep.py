@@ -12,7 +12,6 @@ a grouped bar plot, and a W&B run holding the table. Table 5 uses it; so do the 
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -21,12 +20,12 @@ from typing import Any
 
 from paraamr.errors import DataNotFoundError
 from paraamr.metrics.aggregate import mean_std
+from paraamr.results import read_results
 
 __all__ = [
     "gather_seeds",
     "split_settings",
     "setting_of",
-    "load_results",
     "sweep_arguments",
     "plot_grouped",
     "log_to_wandb",
@@ -73,19 +72,15 @@ def split_settings(
     return sorted(out, key=lambda x: x[0])
 
 
-def load_results(root: str | Path, name: str = "results.json") -> list[dict]:
-    """Every ``results.json`` under ``root`` (a sweep's run folder), in path order."""
-    return [json.loads(p.read_text()) for p in sorted(Path(root).rglob(name))]
-
-
 def sweep_arguments(
-    table: str, note: str, argv: Sequence[str] | None, description: str = ""
+    table: str, job: str, note: str, argv: Sequence[str] | None, description: str = ""
 ) -> tuple[Any, list[dict]]:
     """The gatherers' command line (``--runs``, ``--out``, ``--note``, ``--no-wandb``; defaults
-    ``results/<table>/runs`` and ``results/<table>``) and the sweep's results.
+    ``results/<table>/runs`` and ``results/<table>``) and the records of ``job`` under ``--runs``
+    (:func:`paraamr.results.read_results`).
 
     Raises:
-        DataNotFoundError: no ``results.json`` under ``--runs`` (the message names it).
+        DataNotFoundError: no record under ``--runs`` (the message names it and the command).
     """
     import argparse
 
@@ -95,11 +90,10 @@ def sweep_arguments(
     ap.add_argument("--note", default=note)
     ap.add_argument("--no-wandb", action="store_true")
     a = ap.parse_args(argv)
-    results = load_results(a.runs)
-    if not results:
-        raise DataNotFoundError(
-            f"no results.json under {a.runs}: run the sweep first (make {table})"
-        )
+    try:
+        results = read_results(a.runs, job)
+    except DataNotFoundError as e:
+        raise DataNotFoundError(f"{e} (make {table})") from None
     return a, results
 
 

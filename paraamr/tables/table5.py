@@ -1,7 +1,7 @@
 """Table 5 of the ParaAMR paper: SimCSE trained on each paraphrase corpus, evaluated on STS.
 
 The jobs (one per corpus and seed) are :func:`paraamr.simcse.job.run_job`; :func:`gather_rows`
-collects a sweep's ``results.json`` into Table 5 rows (mean ± std over seeds).
+collects a sweep's job records (``results.json``) into Table 5 rows (mean ± std over seeds).
 
 >>> rows = gather_rows([
 ...     {"corpus": "A", "seed": 0, "sts": {"avg": {"pearson": 70.0, "spearman": 60.0},
@@ -20,12 +20,11 @@ from collections.abc import Iterable
 
 from paraamr.paper import PAPER_TABLE5
 from paraamr.tables.render import Column, Layout
-from paraamr.tables.sweep import gather_seeds, load_results
+from paraamr.tables.sweep import gather_seeds
 from paraamr.utils import measured_text
 
 __all__ = [
     "gather_rows",
-    "load_results",
     "measured",
     "table5_layout",
 ]

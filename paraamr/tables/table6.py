@@ -1,5 +1,5 @@
-"""Table 6 of the ParaAMR paper from the SCPN jobs' ``scores.json``
-(:func:`paraamr.scpn.job.run_job`): :func:`gather_rows` collects a sweep's jobs into rows
+"""Table 6 of the ParaAMR paper from the SCPN jobs' records (``results.json`` of
+:func:`paraamr.scpn.job.run_job`): :func:`gather_rows` collects a sweep's jobs into rows
 (mean ± std over seeds), :func:`render` writes ``table6.{md,csv,json}`` with the paper's rows
 beside ours (:func:`paraamr.tables.render.write_table`), :func:`plot_table6` the figure.
 
@@ -12,7 +12,6 @@ beside ours (:func:`paraamr.tables.render.write_table`), :func:`plot_table6` the
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -23,17 +22,11 @@ from paraamr.metrics.aggregate import mean_std
 from paraamr.paper import PAPER_TABLE6
 from paraamr.scpn.decoding import Decoding
 from paraamr.scpn.evaluate import STAND_IN_NOTE
-from paraamr.scpn.job import METRICS, SCORES
+from paraamr.scpn.job import METRICS
 from paraamr.tables.render import Column, Layout, write_table
 from paraamr.tables.sweep import split_settings
 
-__all__ = ["gather_rows", "load_scores", "render", "table6_layout", "flat_row", "plot_table6"]
-
-
-def load_scores(runs_dir: str | Path) -> list[dict]:
-    """Every ``scores.json`` under ``runs_dir`` (each with ``run_dir``, the folder it is in)."""
-    return [{**json.loads(p.read_text(encoding="utf-8")), "run_dir": str(p.parent)}
-            for p in sorted(Path(runs_dir).rglob(SCORES))]  # fmt: skip
+__all__ = ["gather_rows", "render", "table6_layout", "flat_row", "plot_table6"]
 
 
 def _row_name(r: Mapping) -> str:

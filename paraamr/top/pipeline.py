@@ -320,9 +320,14 @@ def _mean_std(xs: list[float]) -> dict[str, float | None]:
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
-    """Run the configured setting (``full`` or ``low_resource``); writes ``top.json``."""
+    """Run the configured setting (``full`` or ``low_resource``); writes ``results.json`` (the
+    job record, :class:`paraamr.results.JobResult`; its signature is the target parser's with
+    the run's name and setting) and returns it."""
     from hydra.utils import instantiate
 
+    from paraamr.results import JobResult, Stopwatch
+
+    clock = Stopwatch()
     d = instantiate(cfg.data)
     train, val, test = d.load("train"), d.load("val"), d.load("test")
     if not train or not test:
@@ -365,7 +370,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         }
         agg[key]["samples"] = _mean_std([r["samples"][key] for r in runs])
     summary["aggregate"] = agg
-    write_json_atomic(out / "top.json", summary, sort_keys=False)
+    sig = signature(cfg, "parser").with_fields(name=cfg.name, setting=mode)
+    record = JobResult("top", int(cfg.seed), str(sig), summary, {"work": out}, clock.seconds())
+    record.write(out)
+    summary = record.to_dict()
     _log_wandb(cfg, summary)
     return summary
 

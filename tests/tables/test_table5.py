@@ -143,10 +143,14 @@ def test_gatherers_share_one_command_line_and_refuse_an_empty_sweep(tmp_path):
     from paraamr.errors import DataNotFoundError
     from paraamr.tables.sweep import sweep_arguments
 
-    with pytest.raises(DataNotFoundError, match=f"no results.json under {tmp_path}.*make table7"):
-        sweep_arguments("table7", "n", ["--runs", str(tmp_path)])
+    with pytest.raises(DataNotFoundError, match=f"{tmp_path}: no results.json .*make table7"):
+        sweep_arguments("table7", "fewshot", "n", ["--runs", str(tmp_path)])
     (tmp_path / "a").mkdir()
-    (tmp_path / "a" / "results.json").write_text('{"seed": 0}')
-    a, results = sweep_arguments("table7", "my note", ["--runs", str(tmp_path), "--no-wandb"])
-    assert results == [{"seed": 0}] and a.note == "my note" and a.out == "results/table7"
-    assert a.no_wandb
+    record = {"job": "fewshot", "seed": 0, "signature": "s"}
+    (tmp_path / "a" / "results.json").write_text(json.dumps(record))
+    a, results = sweep_arguments("table7", "fewshot", "my note",
+                                 ["--runs", str(tmp_path), "--no-wandb"])  # fmt: skip
+    assert results == [{**record, "run_dir": str(tmp_path / "a")}]
+    assert a.note == "my note" and a.out == "results/table7" and a.no_wandb
+    with pytest.raises(DataNotFoundError, match="no results.json of a simcse job"):
+        sweep_arguments("table5", "simcse", "n", ["--runs", str(tmp_path)])

@@ -17,8 +17,9 @@ def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
 ):
     import sacrebleu
 
+    from paraamr.results import read_results
     from paraamr.scpn.job import run_job
-    from paraamr.tables.table6 import gather_rows, load_scores, render
+    from paraamr.tables.table6 import gather_rows, render
 
     common = (f"paths.data_dir={data_dir}", "eval.test_sets=[quora,pan]", "eval.limit=6",
               "eval.samples=3", "logger.wandb.enabled=false", "data.parse_cache=null",
@@ -31,7 +32,7 @@ def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
                          "model.num_beams=2", "model.max_source_length=30",
                          "model.max_syntax_length=50", *common, name="table6")  # fmt: skip
         run_job(cfg)
-    scores = load_scores(runs)
+    scores = read_results(runs, "scpn")
     assert len(scores) == 3
     # copying the source: BLEU to the source is 100, similarity 1
     assert c["tests"]["quora"]["one_minus_bleu_src"] == pytest.approx(0.0, abs=1e-6)
@@ -68,7 +69,7 @@ def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
         raise AssertionError("eval_only trained")
 
     monkeypatch.setattr(paraamr.scpn.train, "train", no_training)
-    before = json.loads((runs / "tiny0" / "scores.json").read_text())["tests"]
+    before = json.loads((runs / "tiny0" / "results.json").read_text())["tests"]
     cfg = scpn_train_cfg(runs / "tiny0", tiny_gpt2, pairs_tsv, "seed=0",
                      "corpus=Tiny", "model.max_new_tokens=8", "model.num_beams=2",
                      "model.max_source_length=30", "model.max_syntax_length=50", *common,
@@ -76,7 +77,7 @@ def test_tiny_table6_end_to_end_and_bleu_recomputed_from_files(
                      name="table6")  # fmt: skip
     again = run_job(cfg)["tests"]
     assert again["pan"] == before["pan"] and again["quora"]["bleu"] == before["quora"]["bleu"]
-    sig = json.loads((runs / "tiny0" / "scores.json").read_text())["signature"]
+    sig = json.loads((runs / "tiny0" / "results.json").read_text())["signature"]
     assert "|test:quora,pan:first6|" in sig and "|control:swapped" in sig  # what the file holds
     assert "control_n" in again["quora"]  # the scores themselves: the test above
     d = runs / "tiny0" / "eval" / "quora"

@@ -105,7 +105,7 @@ def test_tiny_end_to_end(tiny_run):
     assert (work / "samples.md").read_text().startswith("# Synthetic trees per template")
     agg = summary["aggregate"]["real"]["overall"]
     assert agg["n"] == 1 and agg["mean"] == r["exact_match"]["real"]["overall"]["exact_match"]
-    assert json.loads((Path(cfg.out_dir) / "top.json").read_text())["setting"] == "low_resource"
+    assert json.loads((Path(cfg.out_dir) / "results.json").read_text())["setting"] == "low_resource"
 
 
 @pytest.mark.slow
@@ -132,7 +132,7 @@ def test_tables_from_the_tiny_run(tiny_run, tmp_path):
     from analysis.make_top import main
 
     cfg, summary, _ = tiny_run
-    main(["--runs", str(Path(cfg.out_dir) / "top.json"), "--out", str(tmp_path), "--no-wandb"])
+    main(["--runs", str(Path(cfg.out_dir) / "results.json"), "--out", str(tmp_path), "--no-wandb"])
     md = (tmp_path / "table4.md").read_text()
     assert "72.24" in md and "74.31" in md  # the paper's Table 4 beside ours
     ours = summary["aggregate"]["real"]["overall"]["mean"]
