@@ -278,8 +278,12 @@ def plot_buckets(runs: list[dict], out: Path) -> list[Path]:
 @cli_errors("python analysis/make_top.py")
 def main(argv: list[str] | None = None) -> dict[str, Path]:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--runs", nargs="+", required=True,
-                    help="the jobs' results.json files or run folders (globs allowed)")
+    ap.add_argument(
+        "--runs",
+        nargs="+",
+        required=True,
+        help="the jobs' results.json files or run folders (globs allowed)",
+    )
     ap.add_argument("--out", default="results/top")
     ap.add_argument("--no-wandb", action="store_true")
     a = ap.parse_args(argv)

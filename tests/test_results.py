@@ -102,7 +102,7 @@ def _calls(path: Path) -> set[str]:
 def test_every_table_job_writes_the_record_and_no_file_of_its_own(job, module):
     source = (PKG / module).read_text(encoding="utf-8")
     assert "JobResult" in _calls(PKG / module) and f'JobResult("{job}"' in source
-    assert "results.json\", " not in source and "write_json_atomic(out /" not in source
+    assert 'results.json", ' not in source and "write_json_atomic(out /" not in source
     assert job in JOBS
 
 
