@@ -248,7 +248,7 @@ def test_seeds_pool_across_a_setting_added_later_but_not_across_different_values
     """A run made before ``model.max_depth`` existed and one with ``max_depth: null`` are one
     configuration (pooled: mean of 30 and 40), their checkpoint folders under their own
     ``out_dir`` notwithstanding; ``max_depth: 6`` is another (its own row)."""
-    from analysis.make_top import pool_seeds
+    from paraamr.tables.top import pool_seeds
 
     def run(seed, em, **model):
         r = {"exact_match": {k: {"overall": {"exact_match": em}} for k in ("real", "real+syn")},
