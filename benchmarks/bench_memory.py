@@ -6,7 +6,7 @@ For each size N it generates two corpora of N (source, paraphrase) pairs (two pa
 source, so N/2 sources; ``pairs`` TSV and ParaNMT TSV, 90% of their sources shared), then runs,
 in a fresh process, exactly what ``experiments/table2.py`` runs: the streaming readers, the common
 subset (:func:`paraamr.corpus.subset.common_subset`), the subset stream, chunked scoring through the
-shard runner (:func:`paraamr.tables.table2_scoring.score_records`) and the merge into a Table 2 row
+shard runner (:func:`paraamr.diversity.scoring.score_records`) and the merge into a Table 2 row
 with bootstrap intervals (:func:`paraamr.tables.table2.table2_row`). It reports the peak resident
 set size (``ru_maxrss``) after each phase.
 
@@ -108,13 +108,13 @@ def run_one(a: str, b: str, out: str, bootstrap: int) -> dict:
     from paraamr.corpus.errors import SkipLog
     from paraamr.corpus.specs import CorpusSpec
     from paraamr.corpus.subset import common_subset
+    from paraamr.diversity.scoring import MetricConfig, score_records
     from paraamr.shards import Shard
     from paraamr.tables.table2 import (
         corpus_dir,
         subset_stream,
         table2_row,
     )
-    from paraamr.tables.table2_scoring import MetricConfig, score_records
 
     phases = {"imports": _peak_mib()}
     t0 = time.perf_counter()

@@ -7,7 +7,7 @@
 2. End to end, on two corpus shapes of real pairs: ParaNMT-like (the ParaNMT-small test split, one
    paraphrase per source) and ParaBank-like (ParaBank-Eval, ~13 per source, where parsing each
    distinct sentence once saves the most): Table 2's five metrics by (a) our pipeline
-   (``paraamr.tables.table2_scoring.score_records``: each distinct sentence parsed once in batches,
+   (``paraamr.diversity.scoring.score_records``: each distinct sentence parsed once in batches,
    embedded once in batches, TED with edist) and (b) the naive loop of the authors' scripts (per
    pair one parser call per sentence, one encoder call per sentence, zss for TED) on the first
    ``--naive-pairs`` of the same pairs. The benchmark fails unless both give the same five
@@ -149,9 +149,9 @@ def bench_end_to_end(pairs: list[tuple[str, str]], n_naive: int, parser, encoder
     import tempfile
 
     from paraamr.corpus.records import Paraphrase, SourceRecord
+    from paraamr.diversity.scoring import MetricConfig, score_records
     from paraamr.metrics.semantic import embed_unique
     from paraamr.parsers.base import parse_unique
-    from paraamr.tables.table2_scoring import MetricConfig, score_records
 
     records: dict[str, SourceRecord] = {}
     for s, p in pairs:

@@ -37,11 +37,11 @@ def main(argv=None) -> None:
         sys.path.insert(0, str(ROOT))
     from benchmarks.bench_metrics import _pairs_from_parabank_eval
     from paraamr.corpus.records import Paraphrase, SourceRecord
+    from paraamr.diversity.scoring import MetricConfig, score_records
     from paraamr.figures import save_benchmark
     from paraamr.metrics.semantic import load_encoder
     from paraamr.parsers.spacy_backend import SpacyParser
     from paraamr.signature import Signature
-    from paraamr.tables.table2_scoring import MetricConfig, score_records
 
     torch.set_num_threads(a.threads)
     pairs = _pairs_from_parabank_eval(Path(a.data_dir), a.pairs)

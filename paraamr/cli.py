@@ -110,11 +110,11 @@ def _cmd_metric(a) -> None:
 def _cmd_score(a) -> None:
     from paraamr.corpus.errors import CLI_HINT, SkipLog
     from paraamr.corpus.readers import read_corpus, require_records
+    from paraamr.diversity.scoring import MetricConfig, score_records
     from paraamr.metrics.semantic import load_encoder
     from paraamr.metrics.signature import metric_signature
     from paraamr.parsers.base import make_parser
     from paraamr.tables.table2 import corpus_dir, table2_row
-    from paraamr.tables.table2_scoring import MetricConfig, score_records
     from paraamr.utils import limited
 
     skips = SkipLog(a.on_error, hint=CLI_HINT)

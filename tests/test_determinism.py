@@ -16,7 +16,7 @@ import hashlib, sys
 import numpy as np
 from paraamr.corpus import SkipLog, read_corpus
 from paraamr.parsers.gold import GoldParser
-from paraamr.tables.table2_scoring import MetricConfig, score_records
+from paraamr.diversity.scoring import MetricConfig, score_records
 from paraamr.tables.table2 import table2_row, corpus_dir
 
 class ShaEncoder:  # deterministic whatever the hash seed

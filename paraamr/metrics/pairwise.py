@@ -1,7 +1,7 @@
 """The metric objects every stage scores pairs with: one per measure, each with its own
 signature field.
 
-Table 2 (:mod:`paraamr.tables.table2_scoring`), the validity study
+Table 2 (:mod:`paraamr.diversity.scoring`), the validity study
 (:mod:`paraamr.validity.measures`) and Table 6's evaluation (:mod:`paraamr.scpn.evaluate`) all score
 through these objects, so a number of one name is computed one way everywhere, and the signature
 field that names it comes from the object that computed it (the way sacrebleu's ``BLEU`` object

@@ -1,6 +1,6 @@
 """Gold parses stored in the corpus records (``text_parse`` / ``para_parse``).
 
-The gold backend does no parsing: :mod:`paraamr.tables.table2_scoring` takes trees from the records;
+The gold backend does no parsing: :mod:`paraamr.diversity.scoring` takes trees from the records;
 this class only validates a stored tree string and derives its tokens (the tree's leaves).
 """
 

@@ -12,6 +12,7 @@ from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.specs import in_data_dir, parse_corpus_specs
 from paraamr.corpus.subset import common_subset
 from paraamr.datadir import data_path
+from paraamr.diversity.scoring import MetricConfig, score_records
 from paraamr.errors import DataNotFoundError, ParaAMRError
 from paraamr.metrics.semantic import similarity_label
 from paraamr.metrics.signature import metric_signature
@@ -27,7 +28,6 @@ from paraamr.tables.table2 import (
     table2_layout,
     table2_row,
 )
-from paraamr.tables.table2_scoring import MetricConfig, score_records
 from paraamr.tracking import log_table, wandb_run
 
 __all__ = ["score_table2", "finish_table2", "run_table2"]

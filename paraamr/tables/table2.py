@@ -2,7 +2,7 @@
 
 Steps: read every corpus (streaming), keep the sources common to all (:mod:`paraamr.corpus.subset`),
 optionally take this job's shard and the first ``limit`` sources, score each corpus
-(:mod:`paraamr.tables.table2_scoring`) into ``OUT/shards/<name>/shard-<i>-of-<n>/``, then merge
+(:mod:`paraamr.diversity.scoring`) into ``OUT/shards/<name>/shard-<i>-of-<n>/``, then merge
 shards into rows.
 """
 
@@ -24,13 +24,13 @@ from paraamr.corpus.records import SourceRecord
 from paraamr.corpus.specs import CorpusSpec
 from paraamr.corpus.subset import filter_common, with_new_paraphrase
 from paraamr.datadir import DATA_HINT
+from paraamr.diversity.scoring import METRICS, SOURCE_METRICS, shard_result
 from paraamr.errors import DataNotFoundError
 from paraamr.metrics.aggregate import bootstrap_ci
 from paraamr.metrics.lexical import CorpusBleu
 from paraamr.paper import PAPER_TABLE2, PAPER_TABLE2_SOURCES
 from paraamr.shards import Shard, merged_rows, shard_states
 from paraamr.tables.render import Column, Layout
-from paraamr.tables.table2_scoring import METRICS, SOURCE_METRICS, shard_result
 from paraamr.utils import limited
 
 __all__ = [

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from paraamr.tables.table2_scoring import METRICS
+from paraamr.diversity.scoring import METRICS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from paraamr.corpus import SkipLog, read_corpus
+from paraamr.diversity.scoring import METRICS, MetricConfig, score_records
 from paraamr.errors import ConfigError, CorpusFormatError
 from paraamr.metrics.lexical import bleu_nltk, token_iou
 from paraamr.metrics.ted import tree_edit_distance
@@ -15,7 +16,6 @@ from paraamr.metrics.trees import leaves, to_bracketed
 from paraamr.parsers.gold import GoldParser
 from paraamr.shards import Shard, ShardError, merged_rows, stream_path
 from paraamr.tables.table2 import corpus_dir, shard_of, table2_row
-from paraamr.tables.table2_scoring import METRICS, MetricConfig, score_records
 
 
 class FakeEncoder:

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from paraamr.corpus import SkipLog, read_corpus
+from paraamr.diversity.scoring import MetricConfig, score_records
 from paraamr.errors import CorpusFormatError
 from paraamr.shards import Shard
-from paraamr.tables.table2_scoring import MetricConfig, score_records
 
 # (format, the wrong line, the reason the reader gives); good lines are "src<TAB>para"-like
 WRONG_COLUMNS = {
