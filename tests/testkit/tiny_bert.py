@@ -2,9 +2,10 @@
 
 ``BertForSequenceClassification``-loadable directory: ``config.json``, ``model.safetensors`` and
 a WordPiece ``vocab.txt`` (lower-cased words of :data:`paraamr.testing.tiny_models.TINY_CORPUS`
-and of ``extra_words``, plus every single letter, so any text tokenizes). Two layers, hidden size
-32; builds in well under a second. **Random weights: check plumbing and learning on toy tasks,
-never quality.**
+and of ``extra_words``, plus every single letter, so any text tokenizes). Two layers (one for
+the TOP module's warm start), hidden size 32; builds in well under a second. The one tiny BERT
+of the tests: SimCSE, SCPN, few-shot, the optimiser, and TOP's encoder-decoder. **Random
+weights: check plumbing and learning on toy tasks, never quality.**
 """
 
 from __future__ import annotations
@@ -24,17 +25,30 @@ _SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def build_tiny_bert(
-    model_dir: str | os.PathLike, seed: int = 0, extra_words: Iterable[str] = ()
+    model_dir: str | os.PathLike,
+    seed: int = 0,
+    extra_words: Iterable[str] = (),
+    *,
+    layers: int = 2,
+    max_positions: int = 128,
 ) -> Path:
     """Write a tiny BERT (``BertModel`` weights + ``BertTokenizerFast``) to ``model_dir``.
 
     Args:
         model_dir: the directory (created; files overwritten).
         seed: ``torch.manual_seed`` before the weights are drawn.
-        extra_words: words added to the vocabulary (e.g. a toy task's words).
+        extra_words: texts whose words join the vocabulary (e.g. a toy task's sentences).
+        layers: encoder layers.
+        max_positions: the longest input in tokens.
 
     Returns:
         The absolute path of the directory.
+
+    >>> import tempfile
+    >>> from transformers import AutoTokenizer
+    >>> p = build_tiny_bert(tempfile.mkdtemp(), extra_words=["How far is Chicago"])
+    >>> AutoTokenizer.from_pretrained(p).tokenize("How FAR Chicagoan")
+    ['how', 'far', 'chicago', '##a', '##n']
     """
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
@@ -67,14 +81,14 @@ def build_tiny_bert(
         mask_token="[MASK]",
         do_lower_case=True,
     )
-    tok.model_max_length = 128
+    tok.model_max_length = max_positions
     config = BertConfig(
         vocab_size=len(tok),
         hidden_size=32,
-        num_hidden_layers=2,
+        num_hidden_layers=layers,
         num_attention_heads=2,
         intermediate_size=64,
-        max_position_embeddings=128,
+        max_position_embeddings=max_positions,
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
     )

@@ -1,77 +1,24 @@
 """Tiny random backbones for the TOP seq2seq module, in the real on-disk formats.
 
-- :func:`build_tiny_bert`: a ``BertModel`` dir with an uncased WordPiece tokenizer (the
-  offline MiniLM's kind), trained in milliseconds on the given text: the module warm-starts
-  an ``EncoderDecoderModel`` from it exactly as from MiniLM.
 - :func:`build_tiny_bart`: a ``BartForConditionalGeneration`` dir with a byte-level BPE
   tokenizer (``facebook/bart-base``'s kind).
 
-Their output is garbage until trained; a few hundred steps on a handful of trees teach them
+(The tiny BERT the module warm-starts an ``EncoderDecoderModel`` from, as from MiniLM, is
+``tiny_bert.build_tiny_bert(..., layers=1, max_positions=256)``.) Its output is garbage until
+trained; a few hundred steps on a handful of trees teach it
 to copy (see ``tests/top/test_top_module.py``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from pathlib import Path
 
 import torch
 
-from paraamr.testing.tiny_models import TINY_CORPUS, _bart_tokenizer, _prepare_dir, _save
+from paraamr.testing.tiny_models import _bart_tokenizer, _prepare_dir, _save
 
-__all__ = ["build_tiny_bert", "build_tiny_bart"]
-
-
-def _wordpiece_tokenizer(texts: Iterable[str], vocab_size: int = 400):
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
-    from transformers import BertTokenizerFast
-
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials)
-    tok.train_from_iterator(list(texts), trainer=trainer)
-    return BertTokenizerFast(
-        tokenizer_object=tok,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        mask_token="[MASK]",
-        do_lower_case=True,
-    )
-
-
-def build_tiny_bert(
-    model_dir: str | os.PathLike, texts: Iterable[str] = (), seed: int = 0, *, hidden: int = 32
-) -> Path:
-    """A 1-layer uncased-WordPiece ``BertModel`` dir (vocabulary from ``TINY_CORPUS`` + ``texts``).
-
-    >>> import tempfile
-    >>> from transformers import AutoTokenizer
-    >>> p = build_tiny_bert(tempfile.mkdtemp(), ["How far is Chicago"])
-    >>> AutoTokenizer.from_pretrained(p).tokenize("How FAR")
-    ['how', 'far']
-    """
-    from transformers import BertConfig, BertModel
-
-    path = _prepare_dir(model_dir)
-    tokenizer = _wordpiece_tokenizer([*TINY_CORPUS, *texts])
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=2 * hidden,
-        max_position_embeddings=256,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(seed)
-    _save(BertModel(config), tokenizer, path)
-    return path
+__all__ = ["build_tiny_bart"]
 
 
 def build_tiny_bart(

@@ -108,9 +108,11 @@ def _words(t: Node):
 
 @pytest.fixture(scope="module")
 def tiny_bert(tmp_path_factory):
-    from tiny_top import build_tiny_bert
+    from tiny_bert import build_tiny_bert
 
-    return build_tiny_bert(tmp_path_factory.mktemp("bert"), TREES)
+    return build_tiny_bert(
+        tmp_path_factory.mktemp("bert"), extra_words=TREES, layers=1, max_positions=256
+    )
 
 
 def test_module_adds_label_tokens_with_mean_piece_embeddings(tiny_bert):

@@ -48,14 +48,14 @@ def _count_trainings(monkeypatch) -> list:
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory, compose_config):
-    from tiny_top import build_tiny_bert
+    from tiny_bert import build_tiny_bert
 
     from paraamr.top.pipeline import run
 
     d = tmp_path_factory.mktemp("top")
     (d / "train.seq").write_text("\n".join(TREES) + "\n")
     (d / "test.seq").write_text("\n".join(TREES[1:4]) + "\n")
-    bert = build_tiny_bert(d / "bert", TREES)
+    bert = build_tiny_bert(d / "bert", extra_words=TREES, layers=1, max_positions=256)
     overrides = _tiny_overrides(bert, d / "train.seq", d / "test.seq", d / "out") + [
         "name=tiny",
         "setting=low_resource",
@@ -147,13 +147,13 @@ def test_tables_from_the_tiny_run(tiny_run, tmp_path):
 def test_nothing_kept_reuses_the_real_parser(tmp_path, compose_config, monkeypatch):
     """With every synthetic tree dropped by the filter, real + syn is the real data again: the
     auxiliary parser is reused (two trainings, not three) and both rows are its scores."""
-    from tiny_top import build_tiny_bert
+    from tiny_bert import build_tiny_bert
 
     from paraamr.top import stages
     from paraamr.top.pipeline import run
 
     (tmp_path / "train.seq").write_text("\n".join(TREES) + "\n")
-    bert = build_tiny_bert(tmp_path / "bert", TREES)
+    bert = build_tiny_bert(tmp_path / "bert", extra_words=TREES, layers=1, max_positions=256)
     real_filter = stages.filter_samples
 
     class NothingKept:
