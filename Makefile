@@ -139,7 +139,7 @@ $(BUILT)/paranmt_small_sources.txt:
 	mkdir -p $(@D) && $(PY) -m paraamr.cli sources \
 		$(DATA)/paraphrase/qqppos-paranmt-small/para/valid_src.txt --format src-trg > $@.part && mv $@.part $@
 $(BUILT)/%.amr: $(BUILT)/%_sources.txt | amr-model
-	$(PY) -m paraamr.cli amr parse --model $(AMR_MODEL) --input $< --progress > $@.part && mv $@.part $@
+	$(PY) -m paraamr.cli amr parse --model $(AMR_MODEL) --input $< --progress --output $@.part && mv $@.part $@
 $(BUILT)/%/all/corpus.jsonl: $(BUILT)/%.amr
 	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/all keep_graphs=true $(ARGS)
 $(BUILT)/%/top/corpus.jsonl: $(BUILT)/%.amr

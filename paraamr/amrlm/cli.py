@@ -4,6 +4,8 @@
   order, one PENMAN graph per input line as blank-line-separated blocks with ``# ::snt``. A
   line that yields no graph (empty, or an answer that does not deserialize) gets the one-node
   placeholder ``(e / amr-empty)`` and is counted on stderr, so the output stays aligned.
+  ``--output FILE`` writes the blocks chunk by chunk instead of stdout; rerun after a kill, it
+  continues after the last whole block (:func:`parse_to_file`).
 - ``generate --model DIR``: PENMAN blocks in, one sentence a line out. A block that does not
   decode is an empty line and a count on stderr (``--on-error raise``: a one-line error
   naming the file and line).
@@ -24,8 +26,9 @@ from paraamr.amr.serialize import PLACEHOLDER
 from paraamr.errors import InputError
 from paraamr.utils import whole_number
 
-__all__ = ["add_amr_parser", "run_amr", "parse_lines", "read_graph_blocks", "generate_blocks",
-           "PLACEHOLDER", "model_dir", "report_clipped"]  # fmt: skip
+__all__ = ["add_amr_parser", "run_amr", "parse_lines", "parse_to_file", "resume_point",
+           "read_graph_blocks", "generate_blocks", "PLACEHOLDER", "model_dir",
+           "report_clipped"]  # fmt: skip
 
 _ROLE = {"parse": "parser", "generate": "generator"}
 
@@ -47,6 +50,10 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
             help="no graph for a line: a counted placeholder (skip) or an error",
         )
         c.add_argument("--progress", action="store_true", help="a progress bar on stderr")
+    cmds.choices["parse"].add_argument(
+        "--output", default=None,
+        help="write the graphs here chunk by chunk (a rerun after a kill continues) instead "
+        "of stdout")  # fmt: skip
     return p
 
 
@@ -86,8 +93,15 @@ def run_amr(a: argparse.Namespace) -> None:
     where = model_dir(a.model, direction)  # input and model dir checked before the model loads
     if direction == "parse":
         lines = text.splitlines()
-        blocks = parse_lines(_load(where), lines, a.batch_size, a.on_error, name, a.progress)
-        print("\n\n".join(blocks))
+        if a.output:
+            res = parse_to_file(_load(where), lines, a.output, a.batch_size, a.on_error, name,
+                                a.progress)  # fmt: skip
+            if res["resumed"]:
+                print(f"amr parse: {a.output} held {res['resumed']} of {res['lines']} graphs; "
+                      f"parsed the other {res['parsed']}", file=sys.stderr)  # fmt: skip
+        else:
+            blocks = parse_lines(_load(where), lines, a.batch_size, a.on_error, name, a.progress)
+            print("\n\n".join(blocks))
     else:
         blocks = read_graph_blocks(text, a.on_error, name)
         for sentence in generate_blocks(_load(where), blocks, a.batch_size, name, a.progress):
@@ -115,18 +129,19 @@ def report_clipped(module: Any, prompts: list[str], what: str, command: str) -> 
     return n
 
 
-def parse_lines(module: Any, lines: list[str], batch_size: int = 16, on_error: str = "skip",
-                name: str = "<input>", progress: bool = False) -> list[str]:  # fmt: skip
-    """One PENMAN block (``# ::snt`` + graph) per line, placeholders counted on stderr."""
+def _parse_chunk(
+    module: Any, lines: list[str], batch_size: int, on_error: str, name: str,
+    first_line: int = 1, progress: bool = False,
+) -> tuple[list[str], int, int]:  # fmt: skip
+    """The blocks of ``lines`` and how many got the placeholder (empty lines, failed answers);
+    ``first_line``: the file line of ``lines[0]`` (for the errors)."""
     import penman
 
     from paraamr.amr.serialize import deserialize
     from paraamr.amrlm.evaluate import answers
 
     todo = [i for i, s in enumerate(lines) if s.strip()]
-    prompts = [lines[i].strip() for i in todo]
-    report_clipped(module, prompts, "sentences", "parse")
-    outs = answers(module, prompts, batch_size, progress)
+    outs = answers(module, [lines[i].strip() for i in todo], batch_size, progress)
     graphs: dict[int, Any] = {i: deserialize(o) for i, o in zip(todo, outs, strict=True)}
     blocks, empty, failed = [], 0, 0
     for i, sentence in enumerate(lines):
@@ -134,15 +149,78 @@ def parse_lines(module: Any, lines: list[str], batch_size: int = 16, on_error: s
         if g is None:
             if on_error == "raise":
                 why = "empty line" if not sentence.strip() else "the answer is no AMR graph"
-                raise InputError(f"{name}:{i + 1}: {why}")
+                raise InputError(f"{name}:{first_line + i}: {why}")
             empty += not sentence.strip()
             failed += bool(sentence.strip())
         body = PLACEHOLDER if g is None else penman.encode(penman.Graph(g.triples, top=g.top))
         blocks.append(f"# ::snt {sentence.strip()}".rstrip() + f"\n{body}")
+    return blocks, empty, failed
+
+
+def _report_placeholders(empty: int, failed: int, total: int) -> None:
     if empty or failed:
-        print(f"amr parse: {empty + failed} of {len(lines)} lines got the placeholder graph "
+        print(f"amr parse: {empty + failed} of {total} lines got the placeholder graph "
               f"({empty} empty, {failed} answers not a graph)", file=sys.stderr)  # fmt: skip
+
+
+def parse_lines(module: Any, lines: list[str], batch_size: int = 16, on_error: str = "skip",
+                name: str = "<input>", progress: bool = False) -> list[str]:  # fmt: skip
+    """One PENMAN block (``# ::snt`` + graph) per line, placeholders counted on stderr."""
+    report_clipped(module, [s.strip() for s in lines if s.strip()], "sentences", "parse")
+    blocks, empty, failed = _parse_chunk(module, lines, batch_size, on_error, name, 1, progress)
+    _report_placeholders(empty, failed, len(lines))
     return blocks
+
+
+def resume_point(out: Path, lines: list[str]) -> int:
+    """How many of ``lines`` ``out`` already holds as whole blocks; a block cut short by a
+    killed run is removed from the file. A block whose ``# ::snt`` is not its input line is an
+    :class:`~paraamr.errors.InputError` (the file holds another input's graphs)."""
+    if not out.is_file():
+        return 0
+    text = out.read_text(encoding="utf-8")
+    end = text.rfind("\n\n") + 2 if "\n\n" in text else 0
+    blocks = text[:end].split("\n\n")[:-1]
+    for k, block in enumerate(blocks):
+        said = block.split("\n", 1)[0].removeprefix("# ::snt").strip()
+        if k >= len(lines) or said != lines[k].strip():
+            raise InputError(f"{out}: block {k + 1} is not the graph of input line {k + 1}: "
+                             "the file holds another input's graphs (remove it to start "
+                             "again)")  # fmt: skip
+    if end < len(text):
+        with open(out, "r+b") as fh:
+            fh.truncate(len(text[:end].encode("utf-8")))
+    return len(blocks)
+
+
+def parse_to_file(module: Any, lines: list[str], out: str | Path, batch_size: int = 16,
+                  on_error: str = "skip", name: str = "<input>", progress: bool = False,
+                  chunk_size: int = 256) -> dict[str, int]:  # fmt: skip
+    """:func:`parse_lines` into ``out``, ``chunk_size`` lines at a time in input order (each
+    chunk batched by length), every chunk appended and synced before the next: a killed run
+    rerun with the same input continues after the last whole block (:func:`resume_point`) and
+    writes what one uninterrupted run writes. Returns ``{"resumed", "parsed", "lines"}``."""
+    import os
+
+    from tqdm import tqdm
+
+    out = Path(out)
+    done = resume_point(out, lines)
+    report_clipped(module, [s.strip() for s in lines[done:] if s.strip()], "sentences", "parse")
+    empty = failed = 0
+    bar = tqdm(total=len(lines), initial=done, desc="parse", disable=not progress)
+    with open(out, "a", encoding="utf-8") as fh:
+        for start in range(done, len(lines), chunk_size):
+            chunk = lines[start : start + chunk_size]
+            blocks, e, f = _parse_chunk(module, chunk, batch_size, on_error, name, start + 1)
+            fh.write("".join(b + "\n\n" for b in blocks))
+            fh.flush()
+            os.fsync(fh.fileno())
+            empty, failed = empty + e, failed + f
+            bar.update(len(chunk))
+    bar.close()
+    _report_placeholders(empty, failed, len(lines) - done)
+    return {"resumed": done, "parsed": len(lines) - done, "lines": len(lines)}
 
 
 def read_graph_blocks(text: str, on_error: str = "skip", name: str = "<input>") -> list[Any]:

@@ -173,6 +173,11 @@ def test_the_command_line_keeps_lines_aligned_and_counts_failures(tmp_path, tiny
     assert r2.returncode == 0 and len(r2.stdout.strip().split("\n\n")) == 2
     assert "1 of 2 sentences are longer than the model reads (32 tokens)" in r2.stderr
     assert "2/2" in r2.stderr and "2/2" not in r.stderr  # the bar only when asked for
+    out = tmp_path / "g.amr"
+    r3 = _cli("parse", "--model", str(tmp_path), "--output", str(out),
+              stdin="He left .\n\nThe prince smiled .\n")  # fmt: skip
+    assert r3.returncode == 0 and r3.stdout == "" and "1 empty" in r3.stderr
+    assert out.read_text() == r.stdout.rstrip("\n") + "\n\n"  # the same blocks
     graphs = tmp_path / "g.txt"
     graphs.write_text(r.stdout + "\n# ::snt bad\n(a / b :ARG0\n")
     g = _cli("generate", "--model", str(tmp_path), "--input", str(graphs))

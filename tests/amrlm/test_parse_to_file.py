@@ -1,0 +1,73 @@
+"""``paraamr amr parse --output``: graphs written chunk by chunk in input order, and a rerun
+after a kill continues after the last whole block, writing what one run writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from paraamr.amr.serialize import serialize
+from paraamr.amrlm.cli import parse_lines, parse_to_file, resume_point
+from paraamr.errors import InputError
+
+LINES = ["He left .", "", "The prince smiled .", "BAD", "I said nothing .", "Chapter 27 .",
+         "The fox ran ."]  # fmt: skip
+
+
+class FakeParser:
+    """Answers every sentence with the serialized graph ``(x / <first word>)`` (``BAD``: no
+    graph) and records what it was asked."""
+
+    settings = {"direction": "parse", "max_source_length": 96}
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def units(self, prompt: str) -> list[str]:
+        return prompt.split()
+
+    def generate(self, batch: list[str]) -> list[str]:
+        self.seen += batch
+        return ["( ( (" if s == "BAD" else serialize(f"(x / {s.split()[0].lower()})")
+                for s in batch]  # fmt: skip
+
+
+def test_the_file_holds_one_block_per_line_in_input_order(tmp_path, capsys):
+    out = tmp_path / "g.amr"
+    res = parse_to_file(FakeParser(), LINES, out, batch_size=2, chunk_size=3)
+    assert res == {"resumed": 0, "parsed": 7, "lines": 7}
+    blocks = out.read_text().split("\n\n")
+    assert blocks[-1] == "" and len(blocks) == 8  # every block ends with a blank line
+    assert [b.splitlines()[0] for b in blocks[:-1]] == [f"# ::snt {s}".rstrip() for s in LINES]
+    assert blocks[0].splitlines()[1] == "(h / he)"  # variables restored
+    assert blocks[3].splitlines()[1] == "(e / amr-empty)"
+    assert out.read_text() == "".join(b + "\n\n" for b in parse_lines(FakeParser(), LINES, 2))
+    assert "2 of 7 lines got the placeholder graph (1 empty, 1 answers not a graph)" in (
+        capsys.readouterr().err)  # fmt: skip
+
+
+@pytest.mark.parametrize("cut", [0, 1, 17, 60, -1])
+def test_a_killed_run_continues_after_its_last_whole_block(tmp_path, cut):
+    whole = tmp_path / "whole.amr"
+    parse_to_file(FakeParser(), LINES, whole, chunk_size=2)
+    data = whole.read_bytes()
+    killed = tmp_path / "killed.amr"
+    killed.write_bytes(data[: cut if cut >= 0 else len(data) - 3])  # cut anywhere
+    kept = data[: cut if cut >= 0 else len(data) - 3].decode().count("\n\n")
+    again = FakeParser()
+    res = parse_to_file(again, LINES, killed, chunk_size=2)
+    assert killed.read_bytes() == data  # what one run writes
+    assert res["resumed"] == kept and res["parsed"] == 7 - kept
+    assert sorted(again.seen) == sorted(s for s in LINES[kept:] if s)  # only the missing ones
+    done = FakeParser()
+    assert parse_to_file(done, LINES, killed)["parsed"] == 0 and done.seen == []
+
+
+def test_a_file_of_another_input_is_refused_not_appended_to(tmp_path):
+    out = tmp_path / "g.amr"
+    parse_to_file(FakeParser(), LINES, out)
+    before = out.read_bytes()
+    with pytest.raises(InputError, match=f"{out}: block 1 is not the graph of input line 1"):
+        resume_point(out, ["Another sentence ."] + LINES[1:])
+    with pytest.raises(InputError, match="block 7"):
+        resume_point(out, LINES[:6])  # the input got shorter
+    assert out.read_bytes() == before
