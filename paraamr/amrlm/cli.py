@@ -40,18 +40,20 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
     cmds = p.add_subparsers(dest="amr_cmd", required=True)
     for name, what in (("parse", "one sentence a line"), ("generate", "PENMAN blocks")):
         c = cmds.add_parser(name, help=f"{what} in (--input or stdin)")
-        c.add_argument("--model", required=True, help="a train_amr.py run dir or a model dir")
-        c.add_argument("--input", default="-", help=f"{what} (default: stdin)")
-        c.add_argument("--batch-size", type=whole_number(1), default=16)
+        c.add_argument("--model", required=True, metavar="DIR",
+                       help="a train_amr.py run dir or a model dir")  # fmt: skip
+        c.add_argument("--input", default="-", metavar="FILE", help=f"{what} (default: stdin)")
+        c.add_argument("--batch-size", type=whole_number(1), default=16, metavar="N")
         c.add_argument(
             "--on-error",
             default="skip",
             choices=("raise", "skip"),
-            help="no graph for a line: a counted placeholder (skip) or an error",
+            metavar="MODE",
+            help="no graph for a line: skip (a counted placeholder, the default) or raise",
         )
         c.add_argument("--progress", action="store_true", help="a progress bar on stderr")
     cmds.choices["parse"].add_argument(
-        "--output", default=None,
+        "--output", default=None, metavar="FILE",
         help="write the graphs here chunk by chunk (a rerun after a kill continues) instead "
         "of stdout")  # fmt: skip
     return p
