@@ -1,11 +1,13 @@
 """The offline ParaAMR analogue in numbers: Table 1, rejects, the perplexity filter's effect and
 the checks of the paper's claim, from the folders ``make corpus-offline`` writes
-(``python analysis/report_built.py --built results/built``).
+(``python analysis/report_built.py --built results/built``; a build not yet merged is read from
+its finished shards).
 
 Per source set (``BUILT/<set>/{all,top}``: re-focused, original top only) it prints Table 1, how
 many sources got a paraphrase, the rejects by stage and what a perplexity threshold keeps; with
-the set's Table 2 (``BUILT/table2-<set>/table2.json``) the checks: TED-3 of the re-focused rows
-against ParaNMT's (ratio) and the round trip's (difference), and their similarity to the source.
+the set's Table 2 (``BUILT/table2-<set>/table2.json``, else ``BUILT/table2-<set>-*/``) the
+checks: TED-3 of the re-focused rows against ParaNMT's (ratio) and the round trip's
+(difference), and their similarity to the source.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from paraamr.builder.stats import table1_stats
 from paraamr.corpus.filters import passes_perplexity
 from paraamr.corpus.readers import read_corpus
 from paraamr.errors import InputError
@@ -24,16 +27,50 @@ __all__ = ["build_report", "claim_checks", "render", "report_built", "POLICIES"]
 POLICIES = {"all": "re-focused", "top": "original top only"}
 
 
+def _finished_shards(folder: Path) -> list[dict]:
+    """The progress records of ``folder``'s finished shards (an unmerged build)."""
+    out = []
+    for p in sorted(folder.glob("shard-*-of-*.progress.json")):
+        state = json.loads(p.read_text(encoding="utf-8"))
+        if state.get("done"):
+            out.append({**state, "stem": p.name.removesuffix(".progress.json")})
+    return out
+
+
+def _summary(folder: Path) -> tuple[dict, list[Path], list[Path], str]:
+    """Table 1, counts, the records and rejects files of a merged build (its
+    ``build_summary.json``) or of its finished shards (``shards``: "k of n")."""
+    merged = folder / "build_summary.json"
+    if merged.is_file():
+        summary = json.loads(merged.read_text(encoding="utf-8"))
+        return summary, [folder / "corpus.jsonl"], [folder / "corpus.rejects.jsonl"], "merged"
+    shards = _finished_shards(folder)
+    if not shards:
+        raise InputError(f"{folder}: no build_summary.json and no finished shard")
+    records = [folder / f"{s['stem']}.records.jsonl" for s in shards]
+    counts: Counter = Counter()
+    for s in shards:
+        counts.update(s["counts"])
+    table1 = table1_stats(r.to_json() for path in records for r in read_corpus(path, "paraamr"))
+    which = ", ".join(str(s["shard"]) for s in shards)
+    return ({"counts": dict(counts), "table1": table1},
+            records, [folder / f"{s['stem']}.rejects.jsonl" for s in shards],
+            f"shard {which} of {shards[0]['num_shards']}")  # fmt: skip
+
+
 def build_report(folder: Path, max_ppl: float) -> dict:
-    """Table 1, counts, rejects by stage and the perplexity filter of one build folder."""
-    summary = json.loads((folder / "build_summary.json").read_text(encoding="utf-8"))
-    stages = Counter(row["stage"] for _, row in json_lines(folder / "corpus.rejects.jsonl"))
+    """Table 1, counts, rejects by stage and the perplexity filter of one build folder
+    (merged, or the finished shards of an unmerged build: ``built_from`` says which)."""
+    summary, records, rejects, built_from = _summary(folder)
+    stages = Counter(row["stage"] for path in rejects for _, row in json_lines(path))
     kept = Counter()
-    for r in read_corpus(folder / "corpus.jsonl", "paraamr"):
-        ok = [p for p in r.paraphrases if passes_perplexity(p.perplexity, max_ppl)]
-        kept.update(paraphrases=len(ok), sources=bool(ok))
+    for path in records:
+        for r in read_corpus(path, "paraamr"):
+            ok = [p for p in r.paraphrases if passes_perplexity(p.perplexity, max_ppl)]
+            kept.update(paraphrases=len(ok), sources=bool(ok))
     c = summary["counts"]
     return {
+        "built_from": built_from,
         "table1": summary["table1"],
         "items": c["items"],
         "with_paraphrase": c["records"],
@@ -64,9 +101,10 @@ def render(name: str, reports: dict[str, dict]) -> str:
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for policy, r in reports.items():
         t1, f = r["table1"], r["ppl_filter"]
+        shown = POLICIES[policy] + ("" if r["built_from"] == "merged" else f" ({r['built_from']})")
         rej = ", ".join(f"{k} {v}" for k, v in sorted(r["rejects"].items())) or "none"
         lines.append(
-            f"| {POLICIES[policy]} | {r['items']} | {r['with_paraphrase']} "
+            f"| {shown} | {r['items']} | {r['with_paraphrase']} "
             f"({100 * r['with_paraphrase_share']:.1f}%) | {t1['avg_paraphrases']:.2f} "
             f"| {t1['avg_source_length']:.2f} | {t1['avg_paraphrase_length']:.2f} | {rej} "
             f"| {f.get('paraphrases', 0)} of {r['paraphrases']} ({f.get('sources', 0)} sources) |"
@@ -74,21 +112,37 @@ def render(name: str, reports: dict[str, dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _is_build(folder: Path) -> bool:
+    return (folder / "build_summary.json").is_file() or bool(_finished_shards(folder))
+
+
+def _table2_of(built: Path, name: str) -> Path | None:
+    """``BUILT/table2-<set>/table2.json`` (``make corpus-offline``'s), else the first
+    ``table2-<set>-<what>/table2.json`` in name order (a Table 2 of part of a build)."""
+    stem = "table2-" + name.replace("_", "-")
+    for folder in [built / stem, *sorted(built.glob(stem + "-*"))]:
+        if (folder / "table2.json").is_file():
+            return folder / "table2.json"
+    return None
+
+
 def report_built(built: Path, max_ppl: float = 120.0) -> tuple[dict, str]:
     """Every set's numbers (and markdown) under ``built``; a folder without builds is an
     :class:`~paraamr.errors.InputError`."""
     out: dict = {}
     text: list[str] = []
-    sets = sorted(p.name for p in built.iterdir() if (p / "all" / "build_summary.json").is_file())
+    sets = sorted(p.name for p in built.iterdir() if _is_build(p / "all"))
     if not sets:
-        raise InputError(f"{built}: no build folder (<set>/all/build_summary.json) in it")
+        raise InputError(f"{built}: no build folder (<set>/all/build_summary.json or a finished "
+                         "shard) in it")  # fmt: skip
     for s in sets:
         reports = {p: build_report(built / s / p, max_ppl) for p in POLICIES
-                   if (built / s / p / "build_summary.json").is_file()}  # fmt: skip
+                   if _is_build(built / s / p)}  # fmt: skip
         out[s] = {"builds": reports}
         text.append(render(s, reports))
-        t2 = built / f"table2-{s.replace('_', '-')}" / "table2.json"
-        if t2.is_file() and len(reports) == 2:
+        t2 = _table2_of(built, s)
+        if t2 is not None and len(reports) == 2:
+            out[s]["table2"] = str(t2)
             checks = claim_checks(json.loads(t2.read_text(encoding="utf-8")), "ParaAMR-built",
                                   "ParaAMR-built-no-refocus", "ParaNMT")  # fmt: skip
             out[s]["checks"] = checks

@@ -53,3 +53,56 @@ def test_an_empty_folder_is_one_line(tmp_path, capsys):
         main(["--built", str(tmp_path)])
     assert e.value.code == 2
     assert "no build folder" in capsys.readouterr().err
+
+
+def _shard(folder, k, n, records, rejects, done=True):
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"shard-{k:05d}-of-{n:05d}"
+    tail = "" if done else ".partial"
+    (folder / f"{stem}.records.jsonl{tail}").write_text(
+        "".join(json.dumps(r) + "\n" for r in records))  # fmt: skip
+    (folder / f"{stem}.rejects.jsonl{tail}").write_text(
+        "".join(json.dumps(r) + "\n" for r in rejects))  # fmt: skip
+    counts = {"items": len(records) + len(rejects), "records": len(records),
+              "paraphrases": sum(len(r["paraphrases"]) for r in records)}  # fmt: skip
+    (folder / f"{stem}.progress.json").write_text(
+        json.dumps({"done": done, "shard": k, "num_shards": n, "counts": counts}))  # fmt: skip
+
+
+def test_an_unmerged_build_is_reported_from_its_finished_shards(tmp_path, capsys):
+    """Shard 0 of 2 finished, shard 1 still running: the report counts shard 0 alone, says
+    so, computes its Table 1 from the records, and finds a Table 2 of part of the build."""
+    para = [{"para_text": "a b c d", "perplexity": 50.0}, {"para_text": "b c", "perplexity": 130}]
+    _shard(tmp_path / "s" / "all", 0, 2,
+           [{"text": "x y z", "paraphrases": para},
+            {"text": "u v", "paraphrases": [{"para_text": "w", "perplexity": 20.0}]}],
+           [{"line": 5, "text": "q", "stage": "refocus", "reason": "r"}])  # fmt: skip
+    _shard(tmp_path / "s" / "all", 1, 2,
+           [{"text": "p", "paraphrases": [{"para_text": "p p", "perplexity": 1.0}]}], [],
+           done=False)  # fmt: skip
+    _build(tmp_path / "s" / "top",
+           [{"text": "x y z", "paraphrases": [{"para_text": "z y x", "perplexity": 10.0}]}],
+           [], {"items": 1, "records": 1, "paraphrases": 1},
+           {"avg_paraphrases": 1.0, "avg_source_length": 3.0,
+            "avg_paraphrase_length": 3.0})  # fmt: skip
+    rows = [{"dataset": "ParaNMT", "ted3": 4.0, "similarity": 80.0},
+            {"dataset": "ParaAMR-built", "ted3": 6.0, "similarity": 50.0},
+            {"dataset": "ParaAMR-built-no-refocus", "ted3": 5.5, "similarity": 52.0}]  # fmt: skip
+    (tmp_path / "table2-s-quarter").mkdir()
+    (tmp_path / "table2-s-quarter" / "table2.json").write_text(json.dumps({"rows": rows}))
+    out = main(["--built", str(tmp_path)])["s"]
+    a = out["builds"]["all"]
+    assert a["built_from"] == "shard 0 of 2" and out["builds"]["top"]["built_from"] == "merged"
+    assert (a["items"], a["with_paraphrase"], a["paraphrases"]) == (3, 2, 3)  # shard 1: not yet
+    # Table 1 by hand: 2 sources, 3 paraphrases; words 3 + 2 sources, 4 + 2 + 1 paraphrases
+    assert a["table1"]["instances"] == 2 and a["table1"]["avg_paraphrases"] == 1.5
+    assert a["table1"]["avg_source_length"] == pytest.approx(2.5)
+    assert a["table1"]["avg_paraphrase_length"] == pytest.approx(7 / 3)
+    assert a["ppl_filter"]["paraphrases"] == 2 and a["ppl_filter"]["sources"] == 2
+    assert a["rejects"] == {"refocus": 1}
+    assert out["table2"].endswith("table2-s-quarter/table2.json")
+    assert (
+        out["checks"]["ted3_ratio_to_ParaNMT"] == 1.5
+        and out["checks"]["ted3_minus_round_trip"] == 0.5
+    )
+    assert "| re-focused (shard 0 of 2) | 3 | 2 (66.7%) | 1.50 |" in capsys.readouterr().out
