@@ -38,8 +38,8 @@ def _finished_shards(folder: Path) -> list[dict]:
 
 
 def _summary(folder: Path) -> tuple[dict, list[Path], list[Path], str]:
-    """Table 1, counts, the records and rejects files of a merged build (its
-    ``build_summary.json``) or of its finished shards (``shards``: "k of n")."""
+    """Counts (and, merged, Table 1), the records and rejects files of a merged build (its
+    ``build_summary.json``) or of its finished shards ("shard k of n")."""
     merged = folder / "build_summary.json"
     if merged.is_file():
         summary = json.loads(merged.read_text(encoding="utf-8"))
@@ -51,9 +51,8 @@ def _summary(folder: Path) -> tuple[dict, list[Path], list[Path], str]:
     counts: Counter = Counter()
     for s in shards:
         counts.update(s["counts"])
-    table1 = table1_stats(r.to_json() for path in records for r in read_corpus(path, "paraamr"))
     which = ", ".join(str(s["shard"]) for s in shards)
-    return ({"counts": dict(counts), "table1": table1},
+    return ({"counts": dict(counts)},
             records, [folder / f"{s['stem']}.rejects.jsonl" for s in shards],
             f"shard {which} of {shards[0]['num_shards']}")  # fmt: skip
 
@@ -63,15 +62,15 @@ def build_report(folder: Path, max_ppl: float) -> dict:
     (merged, or the finished shards of an unmerged build: ``built_from`` says which)."""
     summary, records, rejects, built_from = _summary(folder)
     stages = Counter(row["stage"] for path in rejects for _, row in json_lines(path))
+    rows = [r for path in records for r in read_corpus(path, "paraamr")]  # read once
     kept = Counter()
-    for path in records:
-        for r in read_corpus(path, "paraamr"):
-            ok = [p for p in r.paraphrases if passes_perplexity(p.perplexity, max_ppl)]
-            kept.update(paraphrases=len(ok), sources=bool(ok))
+    for r in rows:
+        ok = [p for p in r.paraphrases if passes_perplexity(p.perplexity, max_ppl)]
+        kept.update(paraphrases=len(ok), sources=bool(ok))
     c = summary["counts"]
     return {
         "built_from": built_from,
-        "table1": summary["table1"],
+        "table1": summary.get("table1") or table1_stats(r.to_json() for r in rows),
         "items": c["items"],
         "with_paraphrase": c["records"],
         "with_paraphrase_share": round(c["records"] / c["items"], 4) if c["items"] else 0.0,

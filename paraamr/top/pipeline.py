@@ -371,7 +371,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         agg[key]["samples"] = _mean_std([r["samples"][key] for r in runs])
     summary["aggregate"] = agg
     sig = signature(cfg, "parser").with_fields(name=cfg.name, setting=mode)
-    record = JobResult("top", int(cfg.seed), str(sig), summary, {"work": out}, clock.seconds())
+    files = {r["name"]: r["work"] for r in runs}  # each training set's folder
+    record = JobResult("top", int(cfg.seed), str(sig), summary, files, clock.seconds())
     record.write(out)
     summary = record.to_dict()
     _log_wandb(cfg, summary)
