@@ -80,7 +80,7 @@ def _cmd_metric(a) -> None:
     if a.name == "similarity":
         from paraamr.metrics.semantic import load_encoder
 
-        vals = Similarity(load_encoder(a.model), a.model).pairs(pairs).tolist()
+        vals = Similarity(load_encoder(a.model), a.model).pair_scores(pairs)
     elif a.name in ("ted3", "tedf") and a.trees:
         vals = [tree_edit_distance(x, y, depth=depth, variant=a.variant) for x, y in pairs]
     else:
@@ -94,9 +94,9 @@ def _cmd_metric(a) -> None:
                 skips.skip(f"not parsed: {px if isinstance(px, Exception) else py}")
                 continue
             if a.name == "bleu":
-                vals.append(Bleu().sentence(y, x, py.tokens, px.tokens))
+                vals.append(Bleu().sentence_score(py.tokens, px.tokens))
             elif a.name == "iou":
-                vals.append(TokenIoU().sentence(px.tokens, py.tokens))
+                vals.append(TokenIoU().sentence_score(py.tokens, px.tokens))
             else:
                 vals.append(tree_edit_distance(px.tree, py.tree, depth=depth, variant=a.variant))
     for v in vals:

@@ -103,7 +103,7 @@ def _sentence_scores(outs: list[str], refs: list[str], encoder: Any) -> dict[str
     bleu = Bleu("sacrebleu-corpus")
     cos = cosine_pairs(list(zip(outs, refs, strict=True)), encoder) if outs else []
     return {
-        "bleu": round(100.0 * bleu.corpus(outs, refs), 2) if outs else 0.0,
+        "bleu": round(100.0 * bleu.corpus_score(outs, refs).value, 2) if outs else 0.0,
         "bleu_signature": bleu.sacrebleu_signature(),
         "cosine": round(float(sum(cos) / len(cos)), 4) if len(cos) else 0.0,
         "pairs": len(outs),

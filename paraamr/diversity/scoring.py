@@ -29,7 +29,7 @@ from paraamr.corpus.records import SourceRecord, same_sentence
 from paraamr.errors import ConfigError, ParserError
 from paraamr.metrics.aggregate import source_means
 from paraamr.metrics.lexical import BLEU_VARIANTS
-from paraamr.metrics.pairwise import Bleu, SelfBleu, Similarity, TokenIoU, TreeEdit
+from paraamr.metrics.pairwise import Bleu, SelfBleu, Sentence, Similarity, TokenIoU, TreeEdit
 from paraamr.metrics.ted import VARIANTS
 from paraamr.parsers.base import Parsed, parse_unique
 from paraamr.shards import ChunkOutput, Shard, run_shard, total_counts
@@ -152,10 +152,10 @@ class _PairScorer:
                 cand.append((i, sid, j, src, para))
         if not cand:
             return
-        sims = self.similarity.pairs(
+        sims = self.similarity.cosines(
             [(records[i].text, records[i].paraphrases[j].text) for i, _, j, _, _ in cand]
         )
-        teds = self.ted.pairs(
+        teds = self.ted.cut_and_full(
             [(s.tree, p.tree) for _, _, _, s, p in cand], self._pool, self.cfg.workers
         )
         by_source: dict[int, list[dict]] = {}
@@ -175,7 +175,7 @@ class _PairScorer:
                 "paraphrase": r.paraphrases[j].text,
                 "similarity": sim,
                 "one_minus_bleu": self._one_minus_bleu(src, para, r, j),
-                "one_minus_iou": 1.0 - self.iou.sentence(src.tokens, para.tokens),
+                "one_minus_iou": 1.0 - self.iou.sentence_score(para.tokens, src.tokens),
                 "ted3": ted[0],
                 "tedf": ted[1],
             }
@@ -191,12 +191,13 @@ class _PairScorer:
                 **means,
             }
             if self.cfg.self_bleu:
-                srow["self_bleu"] = self.self_bleu.source(tokens[i], srow["source_id"])
+                srow["self_bleu"] = self.self_bleu.source_score(tokens[i], srow["source_id"])
             yield srow, rows
 
     def _one_minus_bleu(self, src: Parsed, para: Parsed, r: SourceRecord, j: int):
         if self.bleu.per_pair:
-            return 1.0 - self.bleu.sentence(r.paraphrases[j].text, r.text, para.tokens, src.tokens)
+            hyp, ref = Sentence.of(r.paraphrases[j].text, para), Sentence.of(r.text, src)
+            return 1.0 - self.bleu.sentence_score(hyp, ref)
         self.bleu.add(self.corpus_bleu, r.paraphrases[j].text, r.text)
         return None  # corpus BLEU has no per-pair value
 

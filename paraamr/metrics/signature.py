@@ -33,7 +33,7 @@ def metric_signature(
     The TED part names the preset with its definition version (``ted:paraamr-v2``): numbers
     from different definitions of one preset name never share a signature.
 
-    Each field is the ``field()`` of the metric object that computes the number
+    Each field is the ``signature()`` of the metric object that computes the number
     (:mod:`paraamr.metrics.pairwise`).
 
     Raises:
@@ -47,12 +47,12 @@ def metric_signature(
         ("data", data),
         ("agg", "src-mean,drop-identical:ci"),
         ("sim", similarity_field(similarity)),
-        ("bleu", Bleu(bleu, lowercase).field()),
-        ("iou", TokenIoU(lowercase).field()),
-        ("ted", TreeEdit(ted_variant, ted3_depth, ted_kernel).field()),
+        ("bleu", Bleu(bleu, lowercase).signature()),
+        ("iou", TokenIoU(lowercase).signature()),
+        ("ted", TreeEdit(ted_variant, ted3_depth, ted_kernel).signature()),
         ("parser", parser_sig),
         ("versions", versions_field()),
     ]
     if self_bleu:
-        fields.insert(-2, ("selfbleu", SelfBleu(lowercase).field()))
+        fields.insert(-2, ("selfbleu", SelfBleu(lowercase).signature()))
     return Signature.build(*fields)

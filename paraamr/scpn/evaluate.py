@@ -116,8 +116,8 @@ def evaluate_outputs(
     from paraamr.scpn.formats import linearize
 
     bleu = Bleu("sacrebleu-corpus")
-    score = bleu.corpus(list(outputs), list(references))
-    src_score = bleu.corpus(list(outputs), list(sources))
+    score = bleu.corpus_score(list(outputs), list(references)).value or 0.0
+    src_score = bleu.corpus_score(list(outputs), list(sources)).value or 0.0
     parsed = parse_unique([o for o in outputs if o.strip()], parser)
     ref_parses = ref_parses or parse_unique(references, parser)
     counts: Counter = Counter()
@@ -129,8 +129,8 @@ def evaluate_outputs(
             continue
         ted_pairs.append((po.tree, pr.tree))
         match.append(linearize(po.tree, 3) == linearize(pr.tree, 3))
-    teds = [t for t in TreeEdit().pairs(ted_pairs) if not isinstance(t, str)]
-    sims = Similarity(encoder, "").pairs(list(zip(sources, outputs, strict=True)))
+    teds = [t for t in TreeEdit().cut_and_full(ted_pairs) if not isinstance(t, str)]
+    sims = Similarity(encoder, "").cosines(list(zip(sources, outputs, strict=True)))
     return {
         "n": len(outputs),
         "bleu": round(100.0 * score, 4),
@@ -176,8 +176,8 @@ def control_scores(
     if not pairs_given:
         return {"control_n": 0}
     ted = TreeEdit()
-    t_given = [t[0] for t in ted.pairs(pairs_given)]
-    t_own = [t[0] for t in ted.pairs(pairs_own)]
+    t_given = ted.pair_scores(pairs_given)
+    t_own = ted.pair_scores(pairs_own)
     return {
         "control_n": len(t_given),
         "control_ted3_given": float(np.mean(t_given)),
@@ -267,7 +267,7 @@ def evaluate_model(
     for s, tp, o, r in list(zip(sources, tparses, outputs, references, strict=True))[:samples]:
         po = parsed.get(o)
         ted = (
-            TreeEdit().pairs([(po.tree, refs[r].tree)])[0][0]
+            TreeEdit().sentence_score(po.tree, refs[r].tree)
             if po is not None and not isinstance(po, Exception)
             else None
         )

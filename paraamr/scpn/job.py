@@ -69,9 +69,9 @@ def signature(
         ("steps", steps),
         ("beams", cfg.model.num_beams),
         ("test", test),
-        ("bleu", Bleu("sacrebleu-corpus").field()),
+        ("bleu", Bleu("sacrebleu-corpus").signature()),
         ("sim", similarity_field(similarity_label(cfg.similarity))),
-        ("ted", f"{TreeEdit().field()},target=reference-parse"),
+        ("ted", f"{TreeEdit().signature()},target=reference-parse"),
         ("versions", versions_field(("torch", "transformers", "sacrebleu", "spacy"))),
     ]  # fmt: skip
     if ev.get("control"):

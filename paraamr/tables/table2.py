@@ -16,8 +16,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.readers import read_corpus
 from paraamr.corpus.records import SourceRecord
@@ -26,7 +24,7 @@ from paraamr.corpus.subset import filter_common, with_new_paraphrase
 from paraamr.datadir import DATA_HINT
 from paraamr.diversity.scoring import METRICS, SOURCE_METRICS, shard_result
 from paraamr.errors import DataNotFoundError
-from paraamr.metrics.aggregate import bootstrap_ci
+from paraamr.metrics.base import mean_score
 from paraamr.metrics.lexical import CorpusBleu
 from paraamr.paper import PAPER_TABLE2, PAPER_TABLE2_SOURCES
 from paraamr.shards import Shard, merged_rows, shard_states
@@ -204,28 +202,6 @@ def plot_source_distributions(
     return save_figure(fig, Path(out_dir) / "table2_distributions", signature)
 
 
-def metric_summary(
-    values: array, bootstrap: int = 0, seed: int = 0
-) -> tuple[float | None, tuple[float, float] | None]:
-    """Mean over sources of one metric's per-source values (NaN stands for ``None`` and is left
-    out) and, with ``bootstrap`` resamples, its 95% interval. Flat: the values are read in
-    place as one NumPy array and only the finite ones are copied (8 bytes per source), so the
-    merge of a million sources holds no Python floats.
-
-    Examples:
-        >>> metric_summary(array("d", [1.0, float("nan"), 2.0, 6.0]))
-        (3.0, None)
-        >>> metric_summary(array("d", [float("nan")]), bootstrap=10)
-        (None, None)
-    """
-    x = np.frombuffer(values, dtype=np.float64) if len(values) else np.empty(0)
-    x = x[~np.isnan(x)]
-    if not x.size:
-        return None, None
-    ci = bootstrap_ci(x, bootstrap, seed=seed) if bootstrap else None
-    return float(x.mean()), ci
-
-
 def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: int = 0) -> dict:
     """Join the shards of one corpus into a Table 2 row (percentages like the paper).
 
@@ -248,21 +224,21 @@ def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: 
             skips[k] = skips.get(k, 0) + v
         cbleu.merge(r.corpus_bleu_stats)
     n_sources = len(values[METRICS[0]])
-    summary = {m: metric_summary(values[m], bootstrap, seed) for m in ALL}
+    # mean over sources (NaN = not scored) with its bootstrap interval, read in place
+    summary = {m: mean_score(m, values[m], bootstrap=bootstrap, seed=seed) for m in ALL}
     del values
     row = {"dataset": name, "n_sources": n_sources, "n_pairs": n_pairs}
     for m in ALL:
-        v, ci = summary[m]
-        if m in SOURCE_METRICS and v is None:
+        score = summary[m]
+        if m in SOURCE_METRICS and score.value is None:
             continue  # optional metric that was not computed
-        if m == "one_minus_bleu" and v is None and cbleu.stats[0]:
-            v = 1.0 - cbleu.score()  # corpus-level BLEU variant
-        scale = (
-            100.0 if m in ("similarity", "one_minus_bleu", "one_minus_iou", "self_bleu") else 1.0
-        )
-        row[m] = None if v is None else round(v * scale, 4)
-        if ci is not None:
-            row[f"{m}_ci95"] = [round(ci[0] * scale, 4), round(ci[1] * scale, 4)]
+        if m == "one_minus_bleu" and score.value is None and cbleu.stats[0]:
+            score = replace(score, value=1.0 - cbleu.score())  # corpus-level BLEU variant
+        if m in ("similarity", "one_minus_bleu", "one_minus_iou", "self_bleu"):
+            score = score.scaled(100.0)
+        row[m] = None if score.value is None else round(score.value, 4)
+        if score.interval is not None:
+            row[f"{m}_ci95"] = [round(score.interval[0], 4), round(score.interval[1], 4)]
     row["dropped_identical"] = dropped
     row["skipped"] = skips
     row["signature"] = results[0].signature

@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from paraamr.errors import ParserError
-from paraamr.metrics.pairwise import Bleu, Similarity, TokenIoU, TreeEdit
+from paraamr.metrics.pairwise import (
+    Bleu,
+    Sentence,
+    Similarity,
+    TokenIoU,
+    TreeEdit,
+    similarity_field,
+)
 from paraamr.parsers.base import parse_unique
 from paraamr.signature import Signature, package_versions, versions_field
 from paraamr.validity.judgements import Item
@@ -96,16 +103,17 @@ def measure_signatures(
     tail = [("parser", parser_sig), ("versions", versions)]
     bare = [("versions", versions)]
     lm = ("lm", lm_sig) if lm_sig else ("ppl", "none")
-    ted = TreeEdit(ted_variant, ted3_depth, ted_kernel)
-    sacre = Bleu("sacrebleu-sentence", lowercase).field()
+    ted3 = TreeEdit(ted_variant, ted3_depth, ted_kernel)
+    tedf = TreeEdit(ted_variant, None, ted_kernel)
+    sacre = Bleu("sacrebleu-sentence", lowercase).signature()
     sig = Signature.build
     return {
-        "similarity": sig(*head, ("sim", Similarity(None, similarity).field()), *bare),
-        "bleu": sig(*head, ("bleu", Bleu("nltk-sentence", lowercase).field()), *tail),
+        "similarity": sig(*head, ("sim", similarity_field(similarity)), *bare),
+        "bleu": sig(*head, ("bleu", Bleu("nltk-sentence", lowercase).signature()), *tail),
         "bleu_sacrebleu": sig(*head, ("bleu", sacre), *bare),
-        "iou": sig(*head, ("iou", TokenIoU(lowercase).field()), *tail),
-        "ted3": sig(*head, ("ted", ted.field()), *tail),
-        "tedf": sig(*head, ("ted", ted.field(full=True)), *tail),
+        "iou": sig(*head, ("iou", TokenIoU(lowercase).signature()), *tail),
+        "ted3": sig(*head, ("ted", ted3.signature()), *tail),
+        "tedf": sig(*head, ("ted", tedf.signature()), *tail),
         "perplexity": sig(*head, lm, *bare),
         "nll": sig(*head, ("nll", "file-column(generator NLL, mean over sys_id groups)")),
         "_versions": ",".join(f"{k}-{x}" for k, x in v.items()),
@@ -148,7 +156,8 @@ def compute_measures(
     bleu, sacre = Bleu("nltk-sentence", lowercase), Bleu("sacrebleu-sentence", lowercase)
     iou, ted = TokenIoU(lowercase), TreeEdit(ted_variant, ted3_depth, ted_kernel)
     t = time.perf_counter()
-    vals["similarity"][:] = Similarity(encoder, similarity_name, similarity_batch_size).pairs(pairs)
+    similarity = Similarity(encoder, similarity_name, similarity_batch_size)
+    vals["similarity"][:] = similarity.cosines(pairs)
     secs["similarity"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -160,14 +169,15 @@ def compute_measures(
         a, b = parsed[src], parsed[para]
         if isinstance(a, ParserError) or isinstance(b, ParserError):
             fails[f"not parsed: {a if isinstance(a, ParserError) else b}"] += 1
-            vals["bleu_sacrebleu"][k] = sacre.sentence(para, src)
+            vals["bleu_sacrebleu"][k] = sacre.sentence_score(para, src)
             continue
-        vals["bleu"][k] = bleu.sentence(para, src, b.tokens, a.tokens)
-        vals["bleu_sacrebleu"][k] = sacre.sentence(para, src)
-        vals["iou"][k] = iou.sentence(a.tokens, b.tokens)
-        tree_pairs.append((a.tree, b.tree))
+        hyp, ref = Sentence.of(para, b), Sentence.of(src, a)
+        vals["bleu"][k] = bleu.sentence_score(hyp, ref)
+        vals["bleu_sacrebleu"][k] = sacre.sentence_score(hyp, ref)
+        vals["iou"][k] = iou.sentence_score(hyp, ref)
+        tree_pairs.append((ref, hyp))
         tree_idx.append(k)
-    for k, r in zip(tree_idx, ted.pairs(tree_pairs), strict=True):
+    for k, r in zip(tree_idx, ted.cut_and_full(tree_pairs), strict=True):
         if isinstance(r, str):
             fails[f"tree not readable: {r}"] += 1
             continue

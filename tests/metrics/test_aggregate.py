@@ -49,13 +49,16 @@ def test_flat_merge_summary_equals_the_list_computation():
     from array import array
     from statistics import fmean
 
-    from paraamr.tables.table2 import metric_summary
+    from paraamr.metrics.base import mean_score
 
     rng = np.random.default_rng(5)
     vals = rng.normal(0.7, 0.1, 3001)
     vals[::7] = np.nan
     finite = [float(v) for v in vals if v == v]
-    mean, ci = metric_summary(array("d", vals.tolist()), bootstrap=200, seed=3)
+    score = mean_score("sim", array("d", vals.tolist()), bootstrap=200, seed=3)
+    assert score.n == len(finite)
+    mean, ci = score.value, score.interval
     assert mean == pytest.approx(fmean(finite), abs=1e-12)
     assert ci == bootstrap_ci(finite, 200, seed=3)
-    assert metric_summary(array("d"), bootstrap=5) == (None, None)
+    empty = mean_score("sim", array("d"), bootstrap=5)
+    assert (empty.value, empty.interval, empty.n) == (None, None, 0)
