@@ -19,7 +19,7 @@ not of spaCy or MiniLM, whose memory is constant in corpus size (models + one ba
 the seven metrics (NaN for a tenth of them) as the merge reads them from the shards, then the
 means and bootstrap intervals computed the old way (each metric's finite values as a Python
 list, a literal copy of the code before the flat merge) and the flat way
-(:func:`paraamr.tables.table2.metric_summary`), side by side. Memory is ``tracemalloc``'s peak
+(:func:`paraamr.metrics.base.mean_score`), side by side. Memory is ``tracemalloc``'s peak
 over the computation (NumPy reports its buffers to it); bytes per source are the slope between
 the smallest and largest size, so fixed costs such as the bootstrap's index block drop out.
 """
@@ -158,12 +158,12 @@ def _merge_lists(values: dict, bootstrap: int) -> dict:
 
 
 def _merge_flat(values: dict, bootstrap: int) -> dict:
-    from paraamr.tables.table2 import metric_summary
+    from paraamr.metrics.base import mean_score
 
-    summary = {m: metric_summary(values[m], bootstrap, seed=0) for m in values}
+    summary = {m: mean_score(m, values[m], bootstrap=bootstrap) for m in values}
     return {
-        "means": {m: v for m, (v, _) in summary.items()},
-        "cis": {m: ci for m, (_, ci) in summary.items() if ci is not None},
+        "means": {m: s.value for m, s in summary.items()},
+        "cis": {m: s.interval for m, s in summary.items() if s.interval is not None},
     }
 
 
