@@ -12,14 +12,28 @@ and training runs (Table 5 jobs) all produce one.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib import metadata
+from typing import Any
 
 from paraamr.errors import InputError
 from paraamr.lockfile import lock_field
 
-__all__ = ["Signature", "package_versions", "versions_field", "locks_named", "PACKAGES"]
+__all__ = [
+    "Signature",
+    "package_versions",
+    "versions_field",
+    "locks_named",
+    "comparable_config",
+    "config_digest",
+    "PACKAGES",
+]
+
+#: what may differ between runs of one setting (a multirun's seeds, each in its own folder)
+PER_RUN_KEYS = ("seed", "out_dir", "preset_for")
 
 #: packages whose versions change numbers, named by signatures (with the lock, see
 #: :func:`versions_field`): models and their runtimes, the parsers and spaCy's model, the metrics
@@ -108,3 +122,37 @@ def locks_named(signatures: Iterable[str]) -> list[str]:
         for m in re.finditer(r"(?:^|[,:])lock-([0-9a-f]{12}(?:\+drift)?|unlocked|none)\b", sig):
             seen.setdefault(m.group(1))
     return list(seen)
+
+
+def comparable_config(cfg: Any, out_dir: str = "") -> Any:
+    """A config as runs are compared: ``null`` settings left out at every level (a run made
+    before a setting existed and one that leaves it at ``null`` are the same configuration),
+    and paths under the run's own ``out_dir`` (its logs, its checkpoints) written relative to it.
+
+    >>> comparable_config({"model": {"lr": 1, "max_depth": None}, "x": [None], "ckpt": "o/s1/c"},
+    ...                   "o/s1")
+    {'model': {'lr': 1}, 'x': [None], 'ckpt': '${out_dir}/c'}
+    """
+    if isinstance(cfg, Mapping):
+        return {k: comparable_config(v, out_dir) for k, v in cfg.items() if v is not None}
+    if out_dir and isinstance(cfg, str) and cfg.startswith(out_dir):
+        return "${out_dir}" + cfg[len(out_dir) :]
+    return cfg
+
+
+def config_digest(cfg: Mapping[str, Any]) -> str:
+    """12 hex digits naming a run's whole configuration but what differs between the runs of
+    one setting (:data:`PER_RUN_KEYS`: seed, output folder), compared as
+    :func:`comparable_config` says: the ``config`` field of a signature, so that seeds pool only
+    when everything else agrees, data and filters included.
+
+    >>> a = config_digest({"seed": 0, "out_dir": "o/0", "lr": 1, "ckpt": "o/0/c", "d": None})
+    >>> a == config_digest({"seed": 1, "out_dir": "o/1", "lr": 1, "ckpt": "o/1/c"}), len(a)
+    (True, 12)
+    >>> a == config_digest({"seed": 0, "out_dir": "o/0", "lr": 2, "ckpt": "o/0/c"})
+    False
+    """
+    out_dir = str(cfg.get("out_dir") or "")
+    rest = {k: v for k, v in cfg.items() if k not in PER_RUN_KEYS}
+    text = json.dumps(comparable_config(rest, out_dir), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]

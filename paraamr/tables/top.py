@@ -19,8 +19,9 @@ from pathlib import Path
 
 from paraamr.metrics.aggregate import mean_std
 from paraamr.paper import PAPER_TOP_TABLE2, PAPER_TOP_TABLE3, PAPER_TOP_TABLE4
+from paraamr.signature import Signature, config_digest
 from paraamr.tables.render import Column, Layout, write_table
-from paraamr.tables.sweep import plot_grouped
+from paraamr.tables.sweep import plot_grouped, setting_of
 
 __all__ = ["write_top_tables", "pool_seeds", "top_table2", "top_table3", "top_table4",
            "plot_buckets", "BUCKETS"]  # fmt: skip
@@ -42,27 +43,22 @@ def _stat(xs: list) -> dict:
     return {"mean": m, "std": sd, "n": len(xs)}
 
 
-def _comparable(cfg, out_dir: str = ""):
-    """A config as pooling compares it: ``null`` settings left out at every level (a run made
-    before a setting existed and one that leaves it at ``null`` are the same configuration),
-    and paths under the run's own ``out_dir`` (its logs, its checkpoints) written relative to it.
-
-    >>> _comparable({"model": {"lr": 1, "max_depth": None}, "x": [None], "ckpt": "o/s1/c"}, "o/s1")
-    {'model': {'lr': 1}, 'x': [None], 'ckpt': '${out_dir}/c'}
-    """
-    if isinstance(cfg, dict):
-        return {k: _comparable(v, out_dir) for k, v in cfg.items() if v is not None}
-    if out_dir and isinstance(cfg, str) and cfg.startswith(out_dir):
-        return "${out_dir}" + cfg[len(out_dir) :]
-    return cfg
+def _setting(run: dict) -> str:
+    """The setting a TOP record belongs to: its signature without ``seed:N``
+    (:func:`~paraamr.tables.sweep.setting_of`); the signature's ``config`` field is the digest
+    of the whole configuration (:func:`paraamr.signature.config_digest`), computed here from the
+    record's config where a record has none."""
+    sig = Signature(run.get("signature") or "")
+    if "config" not in sig.fields:
+        sig = Signature.build(*sig.fields.items(), ("config", config_digest(run["config"])))
+    return setting_of(sig)
 
 
 def pool_seeds(runs: list[dict]) -> list[dict]:
-    """One summary per configuration: job records whose configs differ only in
-    ``seed``, ``out_dir`` and ``preset_for`` (:func:`_comparable`: a ``null`` setting and an
-    absent one count as the same, paths under each run's ``out_dir`` are compared relative to
-    it) are merged, their aggregates recomputed over all
-    their training sets (one per seed in the ``full`` setting), ``seeds`` listing the seeds.
+    """One summary per setting: job records whose signatures differ only in ``seed:N``
+    (:func:`_setting`: the signature names the whole configuration but seed and output
+    folder) are merged, their aggregates recomputed over all their training sets (one per seed
+    in the ``full`` setting), ``seeds`` listing the seeds.
 
     >>> def run(seed, em):
     ...     r = {"exact_match": {k: {"overall": {"exact_match": em}} for k in ("real", "real+syn")},
@@ -75,10 +71,7 @@ def pool_seeds(runs: list[dict]) -> list[dict]:
     """
     groups: dict[str, list[dict]] = {}
     for run in runs:
-        cfg = {k: v for k, v in run["config"].items() if k not in ("seed", "out_dir", "preset_for")}
-        key = json.dumps(_comparable(cfg, str(run["config"].get("out_dir") or "")),
-                         sort_keys=True, default=str)  # fmt: skip
-        groups.setdefault(key, []).append(run)
+        groups.setdefault(_setting(run), []).append(run)
     out = []
     for members in groups.values():
         if len(members) == 1:

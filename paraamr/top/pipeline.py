@@ -39,7 +39,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from paraamr.errors import ConfigError
 from paraamr.metrics.aggregate import mean_std
-from paraamr.signature import Signature, versions_field
+from paraamr.signature import Signature, config_digest, versions_field
 from paraamr.top.encoding import LabelVocab
 from paraamr.top.evaluate import exact_match_report, low_resource_subsamples
 from paraamr.top.pairs import collect_samples, generator_pairs, parser_pairs, sampling_plan
@@ -370,7 +370,9 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         }
         agg[key]["samples"] = _mean_std([r["samples"][key] for r in runs])
     summary["aggregate"] = agg
-    sig = signature(cfg, "parser").with_fields(name=cfg.name, setting=mode)
+    # the parser's settings readable, the whole configuration (data, filter, ...) as a digest
+    digest = config_digest(summary["config"])
+    sig = signature(cfg, "parser").with_fields(name=cfg.name, setting=mode, config=digest)
     files = {r["name"]: r["work"] for r in runs}  # each training set's folder
     record = JobResult("top", int(cfg.seed), str(sig), summary, files, clock.seconds())
     record.write(out)

@@ -261,3 +261,37 @@ def test_seeds_pool_across_a_setting_added_later_but_not_across_different_values
     by_seeds = {tuple(p["seeds"]): p for p in pooled}
     assert set(by_seeds) == {(0, 2), (1,)}
     assert by_seeds[0, 2]["aggregate"]["real"]["overall"]["mean"] == 35.0
+
+
+def test_seeds_pool_by_signature_and_the_signature_names_data_and_filter(compose_config):
+    """The record's ``config`` field changes with the data and the AP filter, not with the seed
+    or the output folder; records pool only when their signatures agree but for ``seed:N``, and a
+    record written without the field gets it from its config."""
+    from omegaconf import OmegaConf
+
+    from paraamr.signature import config_digest
+    from paraamr.tables.top import pool_seeds
+
+    def digest(*overrides):
+        cfg = compose_config("top", *overrides)
+        return config_digest(OmegaConf.to_container(cfg, resolve=True))
+
+    base = digest("seed=0", "out_dir=o/s0")
+    assert digest("seed=1", "out_dir=o/s1") == base
+    assert digest("seed=0", "out_dir=o/s0", "data.train=/x/other.tsv") != base
+    assert digest("seed=0", "out_dir=o/s0", "filter.enabled=false") != base
+
+    def rec(seed, em, sig, data="a"):
+        r = {"exact_match": {k: {"overall": {"exact_match": em}} for k in ("real", "real+syn")},
+             "samples": {"real": 10, "real+syn": 12}}  # fmt: skip
+        cfg = {"seed": seed, "out_dir": f"o/{seed}", "data": {"train": data}}
+        return {"name": "w", "setting": "full", "runs": [r], "config": cfg,
+                "signature": sig.format(seed=seed)}  # fmt: skip
+
+    pooled = pool_seeds([rec(0, 30.0, "top:parser|seed:{seed}|config:aaa"),
+                         rec(1, 40.0, "top:parser|seed:{seed}|config:aaa"),
+                         rec(2, 50.0, "top:parser|seed:{seed}|config:bbb"),
+                         rec(3, 60.0, "top:parser|seed:{seed}", data="a"),
+                         rec(4, 70.0, "top:parser|seed:{seed}", data="a"),
+                         rec(5, 80.0, "top:parser|seed:{seed}", data="b")])  # fmt: skip
+    assert sorted(tuple(p["seeds"]) for p in pooled) == [(0, 1), (2,), (3, 4), (5,)]
