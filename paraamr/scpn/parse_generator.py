@@ -46,6 +46,7 @@ from paraamr.errors import ParaAMRError, TreeError
 from paraamr.metrics.trees import Tree
 from paraamr.scpn.formats import linearize, linearize_tree, read_tree
 from paraamr.scpn.pairs import TrainPair
+from paraamr.utils import write_text_atomic
 
 __all__ = [
     "TemplateError",
@@ -201,7 +202,7 @@ class RetrievalParseGenerator:
 
     def save(self, path: str | os.PathLike) -> None:
         data = {"generator": "retrieval", "parses": list(self.counts.items())}
-        Path(path).write_text(json.dumps(data), encoding="utf-8")
+        write_text_atomic(path, json.dumps(data))
 
     @classmethod
     def load(cls, path: str | os.PathLike, no_fit: str = "skip") -> RetrievalParseGenerator:

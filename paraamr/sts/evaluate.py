@@ -30,6 +30,7 @@ from scipy import stats
 from paraamr.markdown import markdown_grid
 from paraamr.signature import Signature, package_versions, versions_field
 from paraamr.sts.readers import SICKR, STS_YEARS, StsSet
+from paraamr.utils import write_text_atomic
 
 __all__ = [
     "METRIC",
@@ -247,8 +248,6 @@ def run_sts(
     if out_dir is not None:
         d = Path(out_dir)
         d.mkdir(parents=True, exist_ok=True)
-        tmp = d / "sts.json.part"
-        tmp.write_text(json.dumps(out, indent=2) + "\n")
-        tmp.replace(d / "sts.json")
+        write_text_atomic(d / "sts.json", json.dumps(out, indent=2) + "\n")
         log.info("wrote %s", d / "sts.json")
     return out

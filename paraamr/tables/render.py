@@ -29,6 +29,7 @@ from typing import Any
 
 from paraamr.markdown import markdown_grid
 from paraamr.signature import locks_named
+from paraamr.utils import write_text_atomic
 
 __all__ = [
     "Column",
@@ -188,9 +189,7 @@ def write_table(
             label = p.get("source", layout.paper_source)
             w.writerow((label, *(p.get(k) for k in (*keys, *extra)), "paper"))
     payload = {"rows": list(rows), "paper": [dict(p) for p in layout.paper], "meta": dict(meta)}
-    paths["json"].write_text(
-        json.dumps(payload, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
-    )
+    write_text_atomic(paths["json"], json.dumps(payload, indent=2, ensure_ascii=False, default=str))
     return paths
 
 

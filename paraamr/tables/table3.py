@@ -23,6 +23,7 @@ from paraamr.corpus.specs import CorpusSpec
 from paraamr.humaneval.sample import draw_sources
 from paraamr.markdown import markdown_grid
 from paraamr.signature import Signature, package_versions
+from paraamr.utils import write_text_atomic
 
 __all__ = ["draw_examples", "score_examples", "render_examples", "write_examples"]
 
@@ -124,6 +125,6 @@ def write_examples(
     md.parent.mkdir(parents=True, exist_ok=True)
     md.write_text(render_examples(examples, sig), encoding="utf-8")
     js = md.with_suffix(".json")
-    js.write_text(json.dumps({"signature": sig, "examples": examples}, indent=1,
-                             ensure_ascii=False), encoding="utf-8")  # fmt: skip
+    write_text_atomic(js, json.dumps({"signature": sig, "examples": examples}, indent=1,
+                                     ensure_ascii=False))  # fmt: skip
     return {"md": md, "json": js}

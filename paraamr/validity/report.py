@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from paraamr.markdown import markdown_grid
-from paraamr.utils import measured_on, measured_text
+from paraamr.utils import measured_on, measured_text, write_text_atomic
 from paraamr.validity.judgements import Item
 from paraamr.validity.measures import DIRECTION, MEASURES, Measures
 
@@ -392,9 +392,7 @@ def write_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "validity.json", "md": out / "validity.md", "pairs": out / "pairs.tsv"}
-    tmp = paths["json"].with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(_json_safe(result), indent=2, ensure_ascii=False))
-    tmp.replace(paths["json"])
+    write_text_atomic(paths["json"], json.dumps(_json_safe(result), indent=2, ensure_ascii=False))
     paths["md"].write_text(render_markdown(result), encoding="utf-8")
     _pairs_tsv(items, measures, paths["pairs"])
     if plots:

@@ -17,7 +17,7 @@ from paraamr.metrics.pairwise import Bleu, SelfBleu, Similarity, TokenIoU, TreeE
 
 pytestmark = pytest.mark.filterwarnings("ignore:\\nThe hypothesis contains 0 counts:UserWarning")
 
-WORDS = "the a cat dog sat ran on under mat rug quickly . ,".split()
+WORDS = ["the", "a", "cat", "dog", "sat", "ran", "on", "under", "mat", "rug", "quickly", ".", ","]
 
 
 def _sentences(n: int, seed: int) -> list[str]:
