@@ -73,16 +73,15 @@ def _cmd_metric(a) -> None:
     where = a.file if a.file and a.file != "-" else "<stdin>"
     pairs = list(require_records(_pairs(a.file, skips), where, skips=skips))
 
-    from paraamr.metrics.pairwise import Bleu, Similarity, TokenIoU
-    from paraamr.metrics.ted import tree_edit_distance
+    from paraamr.metrics.pairwise import Bleu, Similarity, TokenIoU, TreeEdit
 
-    depth = 3 if a.name == "ted3" else None
+    ted = TreeEdit(a.variant, 3 if a.name == "ted3" else None)
     if a.name == "similarity":
         from paraamr.metrics.semantic import load_encoder
 
         vals = Similarity(load_encoder(a.model), a.model).pair_scores(pairs)
     elif a.name in ("ted3", "tedf") and a.trees:
-        vals = [tree_edit_distance(x, y, depth=depth, variant=a.variant) for x, y in pairs]
+        vals = ted.pair_scores(pairs)
     else:
         from paraamr.parsers.base import make_parser, parse_unique
 
@@ -98,7 +97,7 @@ def _cmd_metric(a) -> None:
             elif a.name == "iou":
                 vals.append(TokenIoU().sentence_score(py.tokens, px.tokens))
             else:
-                vals.append(tree_edit_distance(px.tree, py.tree, depth=depth, variant=a.variant))
+                vals.append(ted.sentence_score(px.tree, py.tree))
     for v in vals:
         print(v)
     if vals:

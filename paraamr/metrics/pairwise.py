@@ -225,7 +225,7 @@ class TreeEdit(PairMetric):
 
     >>> a, b = "(ROOT (S (NP (PRP I)) (VP (VBP know))))", "(ROOT (S (VP (VB go))))"
     >>> TreeEdit().sentence_score(a, b), TreeEdit().cut_and_full([(a, b)])
-    (3.0, [(3, 3)])
+    (3, [(3, 3)])
     """
 
     variant: str = "paraamr"
@@ -256,7 +256,7 @@ class TreeEdit(PairMetric):
         )
 
     def pair_scores(self, pairs: Iterable[tuple[Any, Any]]) -> list[float]:
-        """TED of each pair at this object's depth.
+        """TED of each pair at this object's depth (an edit count; a fraction for ``qcpg``).
 
         Raises:
             InputError: a pair with an unreadable tree (its message).
@@ -266,7 +266,7 @@ class TreeEdit(PairMetric):
         for r in self.cut_and_full(pairs):
             if isinstance(r, str):
                 raise InputError(f"TED: unreadable tree: {r}")
-            out.append(float(r[k]))
+            out.append(r[k])
         return out
 
     def cut_and_full(

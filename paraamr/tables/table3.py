@@ -54,22 +54,21 @@ def draw_examples(
 def score_examples(examples: list[dict], parser, encoder, ted_variant: str = "paraamr") -> None:
     """Add ``ted3`` (pruned to depth 3, the project's TED) and ``similarity`` (cosine) to every
     paraphrase, in place; a sentence the parser fails on gets ``ted3: None``."""
-    from paraamr.metrics.semantic import cosine_pairs
-    from paraamr.metrics.ted import tree_edit_distance
+    from paraamr.metrics.pairwise import Similarity, TreeEdit
     from paraamr.parsers.base import parse_unique
 
     pairs = [(e["source"], p["text"]) for e in examples for ps in e["paraphrases"].values()
              for p in ps]  # fmt: skip
     parsed = parse_unique([x for pair in pairs for x in pair], parser)
-    sims = cosine_pairs(pairs, encoder).tolist() if pairs else []
+    sims = Similarity(encoder, "").pair_scores(pairs)
+    ted = TreeEdit(ted_variant, 3)
     n = 0
     for e in examples:
         for ps in e["paraphrases"].values():
             for p in ps:
                 a, b = parsed[e["source"]], parsed[p["text"]]
                 ok = not isinstance(a, Exception) and not isinstance(b, Exception)
-                p["ted3"] = tree_edit_distance(a.tree, b.tree, depth=3, variant=ted_variant) if ok \
-                    else None  # fmt: skip
+                p["ted3"] = ted.sentence_score(a.tree, b.tree) if ok else None
                 p["similarity"] = float(sims[n])
                 n += 1
 
