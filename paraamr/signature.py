@@ -32,8 +32,23 @@ __all__ = [
     "PACKAGES",
 ]
 
-#: what may differ between runs of one setting (a multirun's seeds, each in its own folder)
-PER_RUN_KEYS = ("seed", "out_dir", "preset_for")
+#: what may differ between runs of one setting without changing a number (dotted keys for
+#: nested settings): the seed (pooled over), the run's own folder, where the data and caches
+#: sit on this machine (``paths``: absolute, per checkout), logging, progress bars, and how
+#: TOP's generation is cut into resumable chunks and job-array shards
+PER_RUN_KEYS = (
+    "seed",
+    "out_dir",
+    "preset_for",
+    "paths",
+    "logger",
+    "wandb",
+    "progress",
+    "inspect_per_template",
+    "generation.chunk_size",
+    "generation.num_shards",
+    "generation.shard",
+)
 
 #: packages whose versions change numbers, named by signatures (with the lock, see
 #: :func:`versions_field`): models and their runtimes, the parsers and spaCy's model, the metrics
@@ -135,14 +150,28 @@ def comparable_config(cfg: Any, out_dir: str = "") -> Any:
     """
     if isinstance(cfg, Mapping):
         return {k: comparable_config(v, out_dir) for k, v in cfg.items() if v is not None}
-    if out_dir and isinstance(cfg, str) and cfg.startswith(out_dir):
-        return "${out_dir}" + cfg[len(out_dir) :]
+    if isinstance(cfg, list):
+        return [comparable_config(v, out_dir) for v in cfg]
+    root = out_dir.rstrip("/")
+    if root and isinstance(cfg, str) and (cfg == root or cfg.startswith(root + "/")):
+        return "${out_dir}" + cfg[len(root) :]
     return cfg
+
+
+def _without(cfg: Mapping[str, Any], dotted: str) -> dict:
+    """``cfg`` without the (possibly nested) key ``dotted`` (a copy where it changes)."""
+    head, _, rest = dotted.partition(".")
+    if head not in cfg:
+        return dict(cfg)
+    if not rest:
+        return {k: v for k, v in cfg.items() if k != head}
+    inner = cfg[head]
+    return {**cfg, head: _without(inner, rest)} if isinstance(inner, Mapping) else dict(cfg)
 
 
 def config_digest(cfg: Mapping[str, Any]) -> str:
     """12 hex digits naming a run's whole configuration but what differs between the runs of
-    one setting (:data:`PER_RUN_KEYS`: seed, output folder), compared as
+    one setting (:data:`PER_RUN_KEYS`: seed, output folder, machine paths, logging), compared as
     :func:`comparable_config` says: the ``config`` field of a signature, so that seeds pool only
     when everything else agrees, data and filters included.
 
@@ -151,8 +180,13 @@ def config_digest(cfg: Mapping[str, Any]) -> str:
     (True, 12)
     >>> a == config_digest({"seed": 0, "out_dir": "o/0", "lr": 2, "ckpt": "o/0/c"})
     False
+    >>> a == config_digest({"seed": 0, "out_dir": "o/0", "lr": 1, "ckpt": "o/0/c",
+    ...                     "paths": {"cache_dir": "/scratch/x"}, "progress": False})
+    True
     """
     out_dir = str(cfg.get("out_dir") or "")
-    rest = {k: v for k, v in cfg.items() if k not in PER_RUN_KEYS}
+    rest = dict(cfg)
+    for key in PER_RUN_KEYS:
+        rest = _without(rest, key)
     text = json.dumps(comparable_config(rest, out_dir), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:12]

@@ -74,6 +74,11 @@ class MetricConfig:
             raise ConfigError(
                 f"ted.variant must be one of {tuple(VARIANTS)}, got {self.ted_variant!r}"
             )
+        if isinstance(self.ted3_depth, bool) or not isinstance(self.ted3_depth, int) \
+                or self.ted3_depth < 0:  # fmt: skip
+            raise ConfigError(
+                f"metrics.ted3_depth must be a whole number >= 0, got {self.ted3_depth!r}"
+            )
         check_on_error(self.on_error)
         if self.workers == "auto":
             object.__setattr__(self, "workers", available_cores())

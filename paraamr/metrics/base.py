@@ -8,7 +8,8 @@ batched where that pays) or a corpus (:meth:`PairMetric.corpus_score`), and name
 averages, and the signature of the metric that made it.
 
 A pair is ``(hypothesis, reference)``, the paraphrase first and its source second (BLEU is
-not symmetric; the others are). Each side is a :class:`Sentence` (text, and the parser's
+not symmetric; IoU, TED and the cosine are, and some callers pass ``(source, paraphrase)``
+to them). Each side is a :class:`Sentence` (text, and the parser's
 tokens and tree where the metric needs them) or the metric's own unit: text for the
 similarity and sacrebleu, a token list for nltk BLEU and IoU, a bracket string for TED.
 
@@ -82,23 +83,30 @@ class Score:
     n: int = 0
 
     def scaled(self, factor: float) -> Score:
-        """The score and its interval multiplied by ``factor`` (fractions to percent)."""
-        if self.value is None:
-            return self
-        lo_hi = self.interval
-        ci = None if lo_hi is None else (lo_hi[0] * factor, lo_hi[1] * factor)
-        return replace(self, value=self.value * factor, interval=ci)
+        """The score and its interval multiplied by ``factor`` (fractions to percent).
 
-    def complement(self, whole: float = 1.0) -> Score:
-        """``whole - score`` with the interval flipped (BLEU to the paper's 1 − BLEU).
-
-        >>> Score("BLEU", 0.25, interval=(0.2, 0.3)).complement().interval
-        (0.7, 0.8)
+        >>> Score("x", 0.5, interval=(0.4, 0.6)).scaled(-1).interval
+        (-0.6, -0.4)
         """
         if self.value is None:
             return self
+        lo_hi = self.interval
+        ci = None if lo_hi is None else tuple(sorted((lo_hi[0] * factor, lo_hi[1] * factor)))
+        return replace(self, value=self.value * factor, interval=ci)
+
+    def complement(self, whole: float = 1.0, name: str | None = None) -> Score:
+        """``whole - score`` with the interval flipped (BLEU to the paper's 1 − BLEU), named
+        ``name`` (default: ``1−<name>``).
+
+        >>> c = Score("BLEU", 0.25, interval=(0.2, 0.3)).complement()
+        >>> c.name, c.interval
+        ('1−BLEU', (0.7, 0.8))
+        """
+        name = f"1−{self.name}" if name is None else name
+        if self.value is None:
+            return replace(self, name=name)
         ci = None if self.interval is None else (whole - self.interval[1], whole - self.interval[0])
-        return replace(self, value=whole - self.value, interval=ci)
+        return replace(self, name=name, value=whole - self.value, interval=ci)
 
     def format(self, digits: int = 2) -> str:
         """``name = value [low, high] (n=N)``."""
@@ -133,9 +141,9 @@ def mean_score(
     """
     from paraamr.metrics.aggregate import bootstrap_ci
 
-    if isinstance(values, np.ndarray):
+    if isinstance(values, np.ndarray) and values.dtype != object:
         x = values.astype(np.float64, copy=False)
-    elif hasattr(values, "typecode"):  # array('d'): a buffer, read without copying
+    elif getattr(values, "typecode", None) == "d":  # array('d'): a buffer, read without copying
         x = np.frombuffer(values, dtype=np.float64) if len(values) else np.empty(0)
     else:
         x = np.asarray([math.nan if v is None else v for v in values], dtype=np.float64)

@@ -53,7 +53,16 @@ from paraamr.metrics.lexical import (
     token_iou,
 )
 
-__all__ = ["Bleu", "TokenIoU", "TreeEdit", "Similarity", "SelfBleu", "Sentence", "Score"]
+__all__ = [
+    "Bleu",
+    "TokenIoU",
+    "TreeEdit",
+    "Similarity",
+    "SelfBleu",
+    "Sentence",
+    "Score",
+    "similarity_field",
+]
 
 
 def _case(lowercase: bool) -> str:
@@ -256,17 +265,24 @@ class TreeEdit(PairMetric):
         )
 
     def pair_scores(self, pairs: Iterable[tuple[Any, Any]]) -> list[float]:
-        """TED of each pair at this object's depth (an edit count; a fraction for ``qcpg``).
+        """TED of each pair at this object's depth only (an edit count; a fraction for
+        ``qcpg``): a TED-3 does not pay for the full trees' distance.
 
         Raises:
             InputError: a pair with an unreadable tree (its message).
         """
-        k = 1 if self.depth is None else 0
+        from paraamr.errors import TreeError
+        from paraamr.metrics.ted import tree_edit_distance
+
         out = []
-        for r in self.cut_and_full(pairs):
-            if isinstance(r, str):
-                raise InputError(f"TED: unreadable tree: {r}")
-            out.append(r[k])
+        for a, b in pairs:
+            try:
+                ted = tree_edit_distance(
+                    _tree(a), _tree(b), depth=self.depth, variant=self.variant, kernel=self.kernel
+                )
+            except TreeError as e:
+                raise InputError(f"TED: unreadable tree: {e}") from None
+            out.append(ted)
         return out
 
     def cut_and_full(
@@ -278,11 +294,16 @@ class TreeEdit(PairMetric):
         """``(cut, full)`` TED per pair from one reading of each tree (Table 2 reports both),
         or the error message of a pair with an unreadable tree
         (:func:`paraamr.metrics.ted.ted_batch`); with ``pool``, in parts spread over
-        ``workers`` processes (same results, same order). The cut is ``depth`` (3 when the
-        object is TED-F)."""
+        ``workers`` processes (same results, same order).
+
+        Raises:
+            InputError: for a TED-F object (``depth=None``: there is no cut to report).
+        """
         from paraamr.metrics.ted import ted_batch
 
-        args = (3 if self.depth is None else self.depth, self.variant, self.kernel)
+        if self.depth is None:
+            raise InputError("cut_and_full needs a cut depth: TreeEdit(depth=3), not depth=None")
+        args = (self.depth, self.variant, self.kernel)
         trees = [(_tree(a), _tree(b)) for a, b in pairs]
         if pool is None:
             return ted_batch(trees, *args)
@@ -374,5 +395,7 @@ class SelfBleu(Metric):
         seed: int = 0,
     ) -> Score:
         """The mean over sources, with a bootstrap interval over sources when asked."""
+        if len(groups) != len(source_ids):
+            raise InputError(f"Self-BLEU: {len(groups)} sources and {len(source_ids)} source ids")
         vals = [self.source_score(g, i) for g, i in zip(groups, source_ids, strict=True)]
         return mean_score(self.name, vals, self.signature(), bootstrap=bootstrap, seed=seed)

@@ -266,11 +266,10 @@ def evaluate_model(
     rows = []
     for s, tp, o, r in list(zip(sources, tparses, outputs, references, strict=True))[:samples]:
         po = parsed.get(o)
-        ted = (
-            TreeEdit().sentence_score(po.tree, refs[r].tree)
-            if po is not None and not isinstance(po, Exception)
-            else None
-        )
+        ted = None  # an output the parser failed on, or a tree that does not read
+        if po is not None and not isinstance(po, Exception):
+            (both,) = TreeEdit().cut_and_full([(po.tree, refs[r].tree)])
+            ted = None if isinstance(both, str) else both[0]
         rows.append({"source": s, "target_parse": tp, "output": o, "reference": r, "ted3": ted})
     metrics["samples"] = rows
     write_json_atomic(out / "metrics.json", metrics, sort_keys=False)

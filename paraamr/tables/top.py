@@ -21,7 +21,7 @@ from paraamr.metrics.aggregate import mean_std
 from paraamr.paper import PAPER_TOP_TABLE2, PAPER_TOP_TABLE3, PAPER_TOP_TABLE4
 from paraamr.signature import Signature, config_digest
 from paraamr.tables.render import Column, Layout, write_table
-from paraamr.tables.sweep import plot_grouped, setting_of
+from paraamr.tables.sweep import plot_grouped, split_settings
 
 __all__ = ["write_top_tables", "pool_seeds", "top_table2", "top_table3", "top_table4",
            "plot_buckets", "BUCKETS"]  # fmt: skip
@@ -43,37 +43,46 @@ def _stat(xs: list) -> dict:
     return {"mean": m, "std": sd, "n": len(xs)}
 
 
-def _setting(run: dict) -> str:
-    """The setting a TOP record belongs to: its signature without ``seed:N``
-    (:func:`~paraamr.tables.sweep.setting_of`); the signature's ``config`` field is the digest
-    of the whole configuration (:func:`paraamr.signature.config_digest`), computed here from the
-    record's config where a record has none."""
+def _signature(run: dict) -> str:
+    """A TOP record's signature with its ``config`` field, the digest of the whole
+    configuration (:func:`paraamr.signature.config_digest`), computed here from the record's
+    config where a record has none."""
     sig = Signature(run.get("signature") or "")
     if "config" not in sig.fields:
         sig = Signature.build(*sig.fields.items(), ("config", config_digest(run["config"])))
-    return setting_of(sig)
+    return sig
 
 
 def pool_seeds(runs: list[dict]) -> list[dict]:
-    """One summary per setting: job records whose signatures differ only in ``seed:N``
-    (:func:`_setting`: the signature names the whole configuration but seed and output
-    folder) are merged, their aggregates recomputed over all their training sets (one per seed
-    in the ``full`` setting), ``seeds`` listing the seeds.
+    """One summary per setting: job records whose signatures differ only in ``seed:N`` (the
+    signature names the whole configuration but seed, output folder and machine paths:
+    :func:`_signature`) are merged, their aggregates recomputed over all their training sets
+    (one per seed in the ``full`` setting), ``seeds`` listing the seeds. Records of one name and
+    setting that differ in more are split as :func:`~paraamr.tables.sweep.split_settings` splits
+    a sweep's rows, each named by what its signature has that the others lack.
 
-    >>> def run(seed, em):
+    >>> def run(seed, em, lr=1):
     ...     r = {"exact_match": {k: {"overall": {"exact_match": em}} for k in ("real", "real+syn")},
     ...          "samples": {"real": 10, "real+syn": 12}}
-    ...     return {"name": "w", "setting": "full", "runs": [r],
-    ...             "config": {"seed": seed, "out_dir": f"o{seed}", "model": {"lr": 1}}}
+    ...     return {"name": "w", "setting": "full", "runs": [r], "signature": f"top:parser|lr:{lr}",
+    ...             "config": {"seed": seed, "out_dir": f"o{seed}", "model": {"lr": lr}}}
     >>> (p,) = pool_seeds([run(0, 30.0), run(1, 40.0)])
     >>> p["seeds"], p["aggregate"]["real"]["overall"]
     ([0, 1], {'mean': 35.0, 'std': 7.0711, 'n': 2})
+    >>> [(p["name"][-6:], p["seeds"]) for p in pool_seeds([run(0, 30.0), run(1, 40.0, 2)])]
+    [(' lr:1]', [0]), (' lr:2]', [1])]
     """
-    groups: dict[str, list[dict]] = {}
+    by_name: dict[tuple, list[dict]] = {}
     for run in runs:
-        groups.setdefault(_setting(run), []).append(run)
+        with_config = {**run, "signature": _signature(run)}
+        by_name.setdefault((run["name"], run["setting"]), []).append(with_config)
+    groups = [
+        [{**r, "name": label} for r in members]
+        for (name, _), records in by_name.items()
+        for label, members in split_settings(name, records)
+    ]
     out = []
-    for members in groups.values():
+    for members in groups:
         if len(members) == 1:
             out.append({**members[0], "seeds": [members[0]["config"].get("seed")]})
             continue

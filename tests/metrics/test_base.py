@@ -88,9 +88,19 @@ def test_score_scales_complements_and_formats_by_hand():
     s = Score("BLEU", 0.2512, "sig", (0.2, 0.3), 12)
     pct = s.complement().scaled(100)
     assert pct.value == pytest.approx(74.88) and pct.interval == pytest.approx((70.0, 80.0))
-    assert pct.format() == "BLEU = 74.88 [70.00, 80.00] (n=12)"
+    assert pct.format() == "1−BLEU = 74.88 [70.00, 80.00] (n=12)"
+    assert s.complement(name="distance").name == "distance"
+    assert s.scaled(-1).interval == pytest.approx((-0.3, -0.2))  # low end first
     assert pct.signature == "sig" and pct.n == 12
-    assert Score("x", None).scaled(100).complement() == Score("x", None)
+    assert Score("x", None).scaled(100).complement() == Score("1−x", None)
+
+
+def test_mean_score_reads_any_array_by_its_values():
+    from array import array
+
+    assert mean_score("x", array("f", [1.0, 2.0])).value == 1.5  # not read as float64 bytes
+    assert mean_score("x", array("i", [1, 2, 6])).value == 3.0
+    assert mean_score("x", np.array([1.0, None, 3.0], dtype=object)).value == 2.0
 
 
 def test_mean_score_leaves_out_none_and_nan_and_refuses_inf():

@@ -112,6 +112,8 @@ def test_tree_edit_by_hand_and_the_same_in_a_process_pool():
     assert ted.sentence_score(*tree) == 4.0
     with pytest.raises(InputError, match="unreadable tree"):
         ted.pair_scores(TREES)
+    with pytest.raises(InputError, match="needs a cut depth"):
+        full.cut_and_full(TREES[:1])
     with pytest.raises(InputError, match="parse trees"):
         ted.sentence_score(Sentence("no tree"), TREES[0][1])
     with pytest.raises(ConfigError, match="unknown TED variant"):

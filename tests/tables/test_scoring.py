@@ -232,3 +232,10 @@ def test_self_bleu_column_is_the_authors_script_and_off_by_default(gold_corpus, 
     for i in range(3):  # the order comes from the source id: shards give the same values
         _score(gold_corpus, tmp_path / "sh3", MetricConfig(self_bleu=True), shard=i, n=3)
     assert table2_row(tmp_path / "sh3", "gold")["self_bleu"] == merged["self_bleu"]
+
+
+@pytest.mark.parametrize("depth", [None, -1, 2.5, True, "3"])
+def test_ted3_depth_must_be_a_whole_number(depth):
+    """``metrics.ted3_depth=null`` would name TED-F in the signature while the column is cut."""
+    with pytest.raises(ConfigError, match="metrics.ted3_depth"):
+        MetricConfig(ted3_depth=depth)

@@ -295,3 +295,17 @@ def test_seeds_pool_by_signature_and_the_signature_names_data_and_filter(compose
                          rec(4, 70.0, "top:parser|seed:{seed}", data="a"),
                          rec(5, 80.0, "top:parser|seed:{seed}", data="b")])  # fmt: skip
     assert sorted(tuple(p["seeds"]) for p in pooled) == [(0, 1), (2,), (3, 4), (5,)]
+    names = {tuple(p["seeds"]): p["name"] for p in pooled}
+    assert names[0, 1] == "w [config:aaa]" and names[2,] == "w [config:bbb]"
+    assert len(set(names.values())) == 4  # every row says what sets it apart
+    # where the data sit on a machine, logging and progress bars do not split seeds
+    a = {"seed": 0, "out_dir": "o/s1", "lr": 1, "ckpt": "o/s1/c", "paths": {"data_dir": "/a"},
+         "generation": {"chunk_size": 32}}  # fmt: skip
+    b = {"seed": 1, "out_dir": "o/s10", "lr": 1, "ckpt": "o/s10/c", "paths": {"data_dir": "/b"},
+         "progress": False, "generation": {"chunk_size": 8}}  # fmt: skip
+    assert config_digest(a) == config_digest(b)
+    assert config_digest(a) != config_digest({**a, "generation": {"top_p": 0.5}})
+    # a path in another folder is not the run's own ("o/s10" is not under "o/s1"): two seeds
+    # starting from one shared checkpoint agree
+    c = {"seed": 0, "out_dir": "o/s1", "lr": 1, "init": "o/s10/c"}
+    assert config_digest(c) == config_digest({**c, "seed": 1, "out_dir": "o/s2"})
