@@ -22,7 +22,7 @@ from paraamr.errors import ConfigError
 from paraamr.lms.constrained import ConstrainedLogits
 from paraamr.top.module import Seq2SeqModule, decode_ids
 
-__all__ = ["AMRModule", "DIRECTIONS", "AMR_MODULE_FILE", "cap_label"]
+__all__ = ["AMRModule", "DIRECTIONS", "AMR_MODULE_FILE", "cap_label", "decode_label"]
 
 DIRECTIONS = ("parse", "generate")
 AMR_MODULE_FILE = "amr_module.json"
@@ -35,6 +35,15 @@ def cap_label(cap: Sequence[float] | None) -> str:
     ('7x10', 'none')
     """
     return "none" if cap is None else "x".join(f"{float(c):g}" for c in cap)
+
+
+def decode_label(num_beams: int | None) -> str:
+    """The decoding as signatures write it.
+
+    >>> decode_label(1), decode_label(4)
+    ('greedy', 'beam4')
+    """
+    return "greedy" if (num_beams or 1) == 1 else f"beam{int(num_beams)}"
 
 
 class AMRModule(Seq2SeqModule):
@@ -54,6 +63,10 @@ class AMRModule(Seq2SeqModule):
         no_repeat_words: ``generate`` only: no word n-gram twice in one sentence
             (:class:`paraamr.scpn.repeats.RepeatedWordBlocker`; ``null``: off), against the
             generator's loops ("and he hid her so he hid her so ...").
+        stop_loops: with ``constrained``: close the graph once the answer ends in this many
+            copies of one block of tokens (:func:`paraamr.amrlm.constraint.repeated_tail`;
+            ``null``: off), so a looping answer ends where the loop shows.
+        num_beams: beams of the decoding (1: greedy).
         graph_form: ``generate`` only: how the prompt writes the graph
             (:func:`paraamr.amrlm.data.graph_prompt`: ``serialized``, without variables, or
             ``penman``, with them).
@@ -72,6 +85,8 @@ class AMRModule(Seq2SeqModule):
         answer_cap: Sequence[float] | None = None,
         no_repeat_words: int | None = None,
         graph_form: str = "serialized",
+        stop_loops: int | None = None,
+        num_beams: int = 1,
         **kwargs: Any,
     ) -> None:
         from paraamr.amrlm.data import GRAPH_FORMS
@@ -88,7 +103,7 @@ class AMRModule(Seq2SeqModule):
         self.settings.update(direction=direction, constrained=bool(constrained and direction ==
                                                                     "parse"),
                              graph_form=graph_form)  # fmt: skip
-        self.set_decoding(answer_cap, no_repeat_words)
+        self.set_decoding(answer_cap, no_repeat_words, stop_loops=stop_loops, num_beams=num_beams)
         self.settings.pop("labels", None)
         self.settings.pop("add_label_tokens", None)
         self._brackets: BracketTable | None = None
@@ -110,19 +125,22 @@ class AMRModule(Seq2SeqModule):
         self,
         sources: Sequence[str],
         *,
-        num_beams: int = 1,
+        num_beams: int | None = None,
         max_new_tokens: int | None = None,
         **kwargs: Any,
     ) -> list[str]:
-        """Greedy (or beam) answers for ``sources``; a parser's inside :class:`BalancedGraph`."""
+        """Greedy (or beam) answers for ``sources``; a parser's inside :class:`BalancedGraph`.
+        ``num_beams``: this call's beams instead of the module's ``num_beams`` setting."""
         limit = max_new_tokens or self.settings["max_target_length"]
         batch = self.encode_batch(sources)
-        gen: dict[str, Any] = {"max_new_tokens": limit, "num_beams": num_beams, "do_sample": False}
+        beams = num_beams or self.settings.get("num_beams", 1)
+        gen: dict[str, Any] = {"max_new_tokens": limit, "num_beams": beams, "do_sample": False}
         if self.settings["constrained"]:
             from transformers import LogitsProcessorList
 
             depth = self.settings["max_depth"] or 40
-            rules = [BalancedGraph(self.brackets(), self.answer_limit(x, limit), depth)
+            loops = self.settings.get("stop_loops")
+            rules = [BalancedGraph(self.brackets(), self.answer_limit(x, limit), depth, loops)
                      for x in sources]  # fmt: skip
             start = batch["input_ids"].shape[1]
             gen["logits_processor"] = LogitsProcessorList([ConstrainedLogits(rules, start)])
@@ -139,14 +157,28 @@ class AMRModule(Seq2SeqModule):
         out = self.generate_ids(batch, **gen)
         return [decode_ids(self.tokenizer, ids) for ids in out]
 
-    def set_decoding(self, answer_cap: Sequence[float] | None, no_repeat_words: int | None) -> None:
+    def set_decoding(
+        self,
+        answer_cap: Sequence[float] | None,
+        no_repeat_words: int | None,
+        *,
+        stop_loops: int | None = None,
+        num_beams: int = 1,
+    ) -> None:
         """Set the decoding settings (checked): a saved model decodes with other ones when
         re-scored or used by the builder."""
         if answer_cap is not None and (len(answer_cap) != 2 or min(answer_cap) < 0):
             raise ConfigError(f"model.answer_cap must be [ratio, extra] >= 0 or null, got "
                               f"{answer_cap!r}")  # fmt: skip
+        if stop_loops is not None and (isinstance(stop_loops, bool) or int(stop_loops) < 2):
+            raise ConfigError(f"model.stop_loops must be a whole number >= 2 or null, got "
+                              f"{stop_loops!r}")  # fmt: skip
+        if isinstance(num_beams, bool) or int(num_beams) < 1:
+            raise ConfigError(f"model.num_beams must be a whole number >= 1, got {num_beams!r}")
         self.settings["answer_cap"] = None if answer_cap is None else [float(x) for x in answer_cap]
         self.settings["no_repeat_words"] = None if no_repeat_words is None else int(no_repeat_words)
+        self.settings["stop_loops"] = None if stop_loops is None else int(stop_loops)
+        self.settings["num_beams"] = int(num_beams)
 
     def answer_limit(self, source: str, limit: int) -> int:
         """The most answer tokens for ``source``: ``limit``, or less under ``answer_cap``."""

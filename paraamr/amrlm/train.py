@@ -32,7 +32,7 @@ SCORES = "scores.json"
 
 def signature(cfg: DictConfig, direction: str) -> Signature:
     """``amr:<direction>|model:…|data:…|steps:…|…|versions:…`` of one direction's scores."""
-    from paraamr.amrlm.module import cap_label
+    from paraamr.amrlm.module import cap_label, decode_label
 
     m = cfg.model
     steps = cfg.stages[ROLE_OF[direction]].trainer.max_steps
@@ -43,6 +43,7 @@ def signature(cfg: DictConfig, direction: str) -> Signature:
         ("freeze", m.get("freeze_layers")),
         ("constrained", bool(m.get("constrained")) and direction == "parse"),
         ("cap", cap_label(m.get("answer_cap")) if direction == "parse" else "none"),
+        ("stop_loops", stage.get("stop_loops") if direction == "parse" else None),
         ("no_repeat", stage.get("no_repeat_words") if direction == "generate" else None),
         ("lr", m.lr),
         ("steps", steps),
@@ -52,7 +53,7 @@ def signature(cfg: DictConfig, direction: str) -> Signature:
         ("graph", stage.get("graph_form", "serialized") if direction == "generate" else None),
         ("data", "lpp-1274/145/143+bio-400/50/50"),
         ("metric", "smatch-1.0.4" if direction == "parse" else "sacrebleu+cos(minilm)"),
-        ("decode", "greedy"),
+        ("decode", decode_label(stage.get("num_beams", 1))),
         ("seed", cfg.seed),
         ("versions", versions_field(("torch", "transformers", "sacrebleu"))),
     )
@@ -110,7 +111,9 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         t1 = time.perf_counter()
         module = AMRModule.from_saved(trained["model_dir"])
         # decoding settings come from the config (a rerun re-scores a finished model)
-        module.set_decoding(sub.model.get("answer_cap"), sub.model.get("no_repeat_words"))
+        module.set_decoding(sub.model.get("answer_cap"), sub.model.get("no_repeat_words"),
+                            stop_loops=sub.model.get("stop_loops"),
+                            num_beams=sub.model.get("num_beams", 1))  # fmt: skip
         batch = int(cfg.eval.batch_size)
         if direction == "parse":
             scores = evaluate_parser(module, split["test"], batch, cfg.get("progress", True))

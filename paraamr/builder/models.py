@@ -210,11 +210,22 @@ def _trained(model_dir: str, direction: str, device: str | None) -> Any:
     return module.to(_device(device)).eval()
 
 
+def _decoding_extra(num_beams: int, loops: int | None = None) -> str:
+    """What a trained model's signature adds for decoding other than the defaults (greedy, no
+    loop stop), so the defaults keep their old names.
+
+    >>> _decoding_extra(1), _decoding_extra(4, loops=3)
+    ('', ',loops=3,beams=4')
+    """
+    return (f",loops={loops}" if loops else "") + (f",beams={num_beams}" if num_beams > 1 else "")
+
+
 class TrainedStog:
     """Text → AMR with the parser trained here (:mod:`paraamr.amrlm`, ``DIR/parser/model``):
     length-sorted batches, decoding that writes only balanced graphs; ``parse`` returns PENMAN
     strings with ``# ::snt``, or ``None`` for an answer that does not deserialize (a reject at
-    stage ``parse``)."""
+    stage ``parse``). ``answer_cap``, ``stop_loops``, ``num_beams``: the decoding
+    (:class:`paraamr.amrlm.module.AMRModule`)."""
 
     def __init__(
         self,
@@ -222,16 +233,19 @@ class TrainedStog:
         batch_size: int = 16,
         device: str | None = None,
         answer_cap: Sequence[float] | None = (7.0, 10.0),
+        stop_loops: int | None = None,
+        num_beams: int = 1,
     ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "parse", device)
-        self.module.set_decoding(answer_cap, None)
+        self.module.set_decoding(answer_cap, None, stop_loops=stop_loops, num_beams=num_beams)
 
     def signature(self) -> str:
         from paraamr.amrlm.module import cap_label
 
-        cap = cap_label(self.module.settings["answer_cap"])
-        return f"amrlm-parser({Path(self.model_dir).name},cap={cap})"
+        s = self.module.settings
+        extra = _decoding_extra(s["num_beams"], loops=s["stop_loops"])
+        return f"amrlm-parser({Path(self.model_dir).name},cap={cap_label(s['answer_cap'])}{extra})"
 
     def parse(self, sentences: Sequence[str]) -> list[str | None]:
         import penman
@@ -259,16 +273,18 @@ class TrainedGenerator:
         batch_size: int = 16,
         device: str | None = None,
         no_repeat_words: int | None = 4,
+        num_beams: int = 1,
     ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "generate", device)
-        self.module.set_decoding(None, no_repeat_words)
+        self.module.set_decoding(None, no_repeat_words, num_beams=num_beams)
 
     def signature(self) -> str:
         n = self.module.settings["no_repeat_words"]
         form = self.module.settings.get("graph_form", "serialized")
         graph = "" if form == "serialized" else f",graph={form}"  # the default keeps old names
-        return f"amrlm-generator({Path(self.model_dir).name},no-repeat={n}{graph})"
+        extra = _decoding_extra(self.module.settings["num_beams"])
+        return f"amrlm-generator({Path(self.model_dir).name},no-repeat={n}{graph}{extra})"
 
     def generate(self, graphs: Sequence[str]) -> list[tuple[str, bool]]:
         from paraamr.amrlm.evaluate import answers

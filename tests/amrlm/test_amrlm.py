@@ -265,6 +265,73 @@ def test_the_answer_cap_ends_each_graph_near_its_sentence_length(tiny_gpt2, data
         AMRModule(model_name_or_path=str(tiny_gpt2), arch="causal", answer_cap=[1.0])
 
 
+def _first_loop(ids: list[int], words: list[bool], repeats: int) -> int | None:
+    """The first position where ``ids[:i]`` ends in ``repeats`` copies of a block (up to 32
+    tokens) holding a word, searched by brute force over every prefix; None if none does."""
+    for i in range(1, len(ids) + 1):
+        for p in range(1, 33):
+            if p * repeats > i:
+                break
+            copies = {tuple(ids[i - (k + 1) * p : i - k * p]) for k in range(repeats)}
+            if len(copies) == 1 and any(words[t] for t in ids[i - p : i]):
+                return i
+    return None
+
+
+def test_stop_loops_closes_a_looping_graph_where_the_loop_shows(tiny_gpt2, data_dir):
+    """With ``stop_loops=3`` every token after the first place where the answer ends in three
+    copies of one block (found here by brute force; a word is a token whose text holds more
+    than brackets and spaces) is a close bracket, and the noise model's answers do loop."""
+    from paraamr.amrlm.module import AMRModule
+    from paraamr.errors import ConfigError
+
+    sentences = [e.sentence for e in load_split(data_dir, "test", limit=8)]
+    kw = dict(model_name_or_path=str(tiny_gpt2), arch="causal", max_source_length=24,
+              max_target_length=80, max_depth=6)  # fmt: skip
+    m = AMRModule(**kw, stop_loops=3)
+    tok = m.tokenizer
+    words = [bool(tok.decode([i]).replace("(", "").replace(")", "").strip())
+             for i in range(len(tok))]  # fmt: skip
+    close = tok(")", add_special_tokens=False)["input_ids"][0]
+    seen, generate_ids = [], m.generate_ids
+    m.generate_ids = lambda batch, **k: seen.append(generate_ids(batch, **k)) or seen[-1]
+    answers = m.generate(sentences)
+    free_seen, free_ids = [], None
+    free = AMRModule(**kw)
+    free_ids = free.generate_ids
+    free.generate_ids = lambda batch, **k: free_seen.append(free_ids(batch, **k)) or free_seen[-1]
+    free.generate(sentences)
+    cut = 0
+    for answer, ids, loose in zip(answers, seen[0].tolist(), free_seen[0].tolist(), strict=True):
+        ids = [t for t in ids if t != tok.eos_token_id]
+        assert _depths(answer) == (0, 0) and answer.startswith("("), answer
+        at = _first_loop(ids, words, 3)
+        if at is not None:
+            assert set(ids[at:]) <= {close}, answer
+        loose = [t for t in loose if t != tok.eos_token_id]
+        first = _first_loop(loose, words, 3)
+        if first is not None and first < len(loose):
+            cut += 1
+            assert ids[:first] == loose[:first] and len(ids) < len(loose)
+    assert cut >= 2  # the rule acted on the looping answers, and only from the loop on
+    with pytest.raises(ConfigError, match="stop_loops"):
+        AMRModule(**kw, stop_loops=1)
+
+
+def test_beam_search_keeps_the_parser_inside_its_constraint(tiny_gpt2, data_dir):
+    from paraamr.amrlm.module import AMRModule
+    from paraamr.errors import ConfigError
+
+    sentences = [e.sentence for e in load_split(data_dir, "test", limit=4)]
+    kw = dict(model_name_or_path=str(tiny_gpt2), arch="causal", max_source_length=24,
+              max_target_length=30, max_depth=3)  # fmt: skip
+    m = AMRModule(**kw, num_beams=3)
+    for answer in m.generate(sentences):
+        assert _depths(answer) == (0, 0) and answer.startswith("("), answer
+    with pytest.raises(ConfigError, match="num_beams"):
+        AMRModule(**kw, num_beams=0)
+
+
 def test_the_generator_writes_no_word_ngram_twice(tiny_gpt2, data_dir):
     from paraamr.amrlm.data import generate_pairs
     from paraamr.amrlm.module import AMRModule
