@@ -128,6 +128,15 @@ def limited(items: Iterable[T], limit: int | None) -> Iterable[T]:
     return items if not limit else itertools.islice(items, limit)
 
 
+def is_whole(value: object, least: int = 0) -> bool:
+    """Whether a config value is a whole number ``>= least`` (an ``int``, not a ``bool``).
+
+    >>> is_whole(3, 2), is_whole(True), is_whole(2.0), is_whole("3"), is_whole(-1)
+    (True, False, False, False, False)
+    """
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
 def whole_number(least: int) -> Callable[[str], int]:
     """An argparse ``type``: a whole number ``>= least``; anything else is argparse's one-line
     usage error (``--limit`` is ``whole_number(0)``, a count ``whole_number(1)``).

@@ -38,6 +38,7 @@ from penman.layout import POP, LayoutMarker, Pop, Push
 from penman.models.amr import model as amr_model
 
 from paraamr.errors import AMRError, ConfigError
+from paraamr.utils import is_whole
 
 __all__ = [
     "AMRError",
@@ -194,7 +195,7 @@ def check_policy(policy: str, k: int | None = None) -> None:
             f"focus.policy: unknown policy {policy!r}; expected one of {', '.join(POLICIES)}"
         )
     if policy == "random_k":
-        if k is None or isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        if not is_whole(k, 0):
             raise ConfigError(f"focus.policy 'random_k' needs an integer k >= 0, got {k!r}")
     elif k is not None:
         raise ConfigError(f"focus.k only applies to policy 'random_k', not {policy!r}")

@@ -21,6 +21,7 @@ from paraamr.amrlm.constraint import BalancedGraph, BracketTable
 from paraamr.errors import ConfigError
 from paraamr.lms.constrained import ConstrainedLogits
 from paraamr.top.module import Seq2SeqModule, decode_ids
+from paraamr.utils import is_whole
 
 __all__ = ["AMRModule", "DIRECTIONS", "AMR_MODULE_FILE", "cap_label", "decode_label"]
 
@@ -170,10 +171,10 @@ class AMRModule(Seq2SeqModule):
         if answer_cap is not None and (len(answer_cap) != 2 or min(answer_cap) < 0):
             raise ConfigError(f"model.answer_cap must be [ratio, extra] >= 0 or null, got "
                               f"{answer_cap!r}")  # fmt: skip
-        if stop_loops is not None and (isinstance(stop_loops, bool) or int(stop_loops) < 2):
+        if stop_loops is not None and not is_whole(stop_loops, 2):
             raise ConfigError(f"model.stop_loops must be a whole number >= 2 or null, got "
                               f"{stop_loops!r}")  # fmt: skip
-        if isinstance(num_beams, bool) or int(num_beams) < 1:
+        if not is_whole(num_beams, 1):
             raise ConfigError(f"model.num_beams must be a whole number >= 1, got {num_beams!r}")
         self.settings["answer_cap"] = None if answer_cap is None else [float(x) for x in answer_cap]
         self.settings["no_repeat_words"] = None if no_repeat_words is None else int(no_repeat_words)

@@ -33,7 +33,7 @@ from paraamr.metrics.pairwise import Bleu, SelfBleu, Sentence, Similarity, Token
 from paraamr.metrics.ted import VARIANTS
 from paraamr.parsers.base import Parsed, parse_unique
 from paraamr.shards import ChunkOutput, Shard, run_shard, total_counts
-from paraamr.utils import available_cores
+from paraamr.utils import available_cores, is_whole
 
 __all__ = [
     "MetricConfig",
@@ -74,8 +74,7 @@ class MetricConfig:
             raise ConfigError(
                 f"ted.variant must be one of {tuple(VARIANTS)}, got {self.ted_variant!r}"
             )
-        if isinstance(self.ted3_depth, bool) or not isinstance(self.ted3_depth, int) \
-                or self.ted3_depth < 0:  # fmt: skip
+        if not is_whole(self.ted3_depth, 0):
             raise ConfigError(
                 f"metrics.ted3_depth must be a whole number >= 0, got {self.ted3_depth!r}"
             )
