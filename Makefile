@@ -144,7 +144,7 @@ $(BUILT)/%/all/corpus.jsonl: $(BUILT)/%.amr
 	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/all keep_graphs=true $(ARGS)
 $(BUILT)/%/top/corpus.jsonl: $(BUILT)/%.amr
 	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/top focus.policy=top $(ARGS)
-corpus-offline: setup $(foreach s,$(SOURCE_SETS),$(BUILT)/$(s)/all/corpus.jsonl $(BUILT)/$(s)/top/corpus.jsonl) ## ParaAMR offline analogue: ParaBank-Eval and ParaNMT-small sources parsed, built with and without re-focusing, Table 2 (about 3.5 h per source set on a 2-core AVX2 CPU: parse 46 min, round trip 28 min, re-focused about 2 h in four shards of about 30 min; plus training when AMR_MODEL is missing)
+corpus-offline: setup $(foreach s,$(SOURCE_SETS),$(BUILT)/$(s)/all/corpus.jsonl $(BUILT)/$(s)/top/corpus.jsonl) ## ParaAMR offline analogue: ParaBank-Eval and ParaNMT-small sources parsed, built with and without re-focusing, Table 2 (2-core AVX2 CPU: ParaBank-Eval about 3.5 h, ParaNMT-small about 1.5 h; plus training when AMR_MODEL is missing)
 	$(PY) experiments/table2.py +experiment=table2_built built_dir=$(BUILT)/parabank_eval \
 		out_dir=$(BUILT)/table2-parabank-eval
 	$(PY) experiments/table2.py +experiment=table2_built_paranmt_small \
