@@ -9,6 +9,8 @@
 - ``generate --model DIR``: PENMAN blocks in, one sentence a line out. A block that does not
   decode is an empty line and a count on stderr (``--on-error raise``: a one-line error
   naming the file and line).
+- ``--num-beams N`` (both): beam search with ``N`` beams instead of the model's own setting
+  (inside the parser's constraint, as :meth:`paraamr.amrlm.module.AMRModule.generate`).
 
 ``DIR`` is a run's folder (``experiments/train_amr.py out_dir=DIR``: the model is found under
 ``DIR/parser/model`` or ``DIR/generator/model``) or a model folder itself.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +55,9 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
             help="no graph for a line: skip (a counted placeholder, the default) or raise",
         )
         c.add_argument("--progress", action="store_true", help="a progress bar on stderr")
+        c.add_argument("--num-beams", type=whole_number(1), default=None, metavar="N",
+                       help="beam search with N beams (default: the model's setting, greedy "
+                       "as trained)")  # fmt: skip
     cmds.choices["parse"].add_argument(
         "--output", default=None, metavar="FILE",
         help="write the graphs here chunk by chunk (a rerun after a kill continues) instead "
@@ -88,6 +94,10 @@ def _read_text(path: str) -> tuple[str, str]:
 
 def run_amr(a: argparse.Namespace) -> None:
     """Run ``paraamr amr parse|generate`` (see the module docstring)."""
+    import logging
+
+    # penman warns once per edge a parsed graph states twice; the parse commands count them
+    logging.getLogger("penman.layout").setLevel(logging.ERROR)
     text, name = _read_text(a.input)
     if not text.strip():
         raise InputError(f"{name}: no input (empty)")
@@ -96,27 +106,35 @@ def run_amr(a: argparse.Namespace) -> None:
     if direction == "parse":
         lines = text.splitlines()
         if a.output:
-            res = parse_to_file(_load(where), lines, a.output, a.batch_size, a.on_error, name,
-                                a.progress)  # fmt: skip
+            res = parse_to_file(_load(where, a.num_beams), lines, a.output, a.batch_size,
+                                a.on_error, name, a.progress)  # fmt: skip
             if res["resumed"]:
                 print(f"amr parse: {a.output} held {res['resumed']} of {res['lines']} graphs; "
                       f"parsed the other {res['parsed']}", file=sys.stderr)  # fmt: skip
         else:
-            blocks = parse_lines(_load(where), lines, a.batch_size, a.on_error, name, a.progress)
+            module = _load(where, a.num_beams)
+            blocks = parse_lines(module, lines, a.batch_size, a.on_error, name, a.progress)
             print("\n\n".join(blocks))
     else:
         blocks = read_graph_blocks(text, a.on_error, name)
-        for sentence in generate_blocks(_load(where), blocks, a.batch_size, name, a.progress):
+        module = _load(where, a.num_beams)
+        for sentence in generate_blocks(module, blocks, a.batch_size, name, a.progress):
             print(sentence)
 
 
-def _load(where: Path) -> Any:
+def _load(where: Path, num_beams: int | None = None) -> Any:
+    """The saved module, decoding with ``num_beams`` beams where given."""
     from transformers.utils import logging as hf_logging
 
     from paraamr.amrlm.module import AMRModule
 
     hf_logging.disable_progress_bar()  # stderr keeps the counts and errors only
-    return AMRModule.from_saved(where)
+    module = AMRModule.from_saved(where)
+    if num_beams is not None:
+        s = module.settings
+        module.set_decoding(s["answer_cap"], s["no_repeat_words"], stop_loops=s.get("stop_loops"),
+                            num_beams=num_beams)  # fmt: skip
+    return module
 
 
 def report_clipped(module: Any, prompts: list[str], what: str, command: str) -> int:
@@ -134,8 +152,9 @@ def report_clipped(module: Any, prompts: list[str], what: str, command: str) -> 
 def _parse_chunk(
     module: Any, lines: list[str], batch_size: int, on_error: str, name: str,
     first_line: int = 1, progress: bool = False,
-) -> tuple[list[str], int, int]:  # fmt: skip
-    """The blocks of ``lines`` and how many got the placeholder (empty lines, failed answers);
+) -> tuple[list[str], Counter[str]]:  # fmt: skip
+    """The blocks of ``lines`` and their counts: ``empty`` lines and ``failed`` answers (both
+    got the placeholder), ``repeated`` graphs that state one edge twice (written as parsed);
     ``first_line``: the file line of ``lines[0]`` (for the errors)."""
     import penman
 
@@ -145,32 +164,39 @@ def _parse_chunk(
     todo = [i for i, s in enumerate(lines) if s.strip()]
     outs = answers(module, [lines[i].strip() for i in todo], batch_size, progress)
     graphs: dict[int, Any] = {i: deserialize(o) for i, o in zip(todo, outs, strict=True)}
-    blocks, empty, failed = [], 0, 0
+    blocks: list[str] = []
+    counts: Counter[str] = Counter()
     for i, sentence in enumerate(lines):
         g = graphs.get(i)
         if g is None:
             if on_error == "raise":
                 why = "empty line" if not sentence.strip() else "the answer is no AMR graph"
                 raise InputError(f"{name}:{first_line + i}: {why}")
-            empty += not sentence.strip()
-            failed += bool(sentence.strip())
+            counts["empty" if not sentence.strip() else "failed"] += 1
+        else:
+            counts["repeated"] += len(set(g.triples)) < len(g.triples)
         body = PLACEHOLDER if g is None else penman.encode(penman.Graph(g.triples, top=g.top))
         blocks.append(f"# ::snt {sentence.strip()}".rstrip() + f"\n{body}")
-    return blocks, empty, failed
+    return blocks, counts
 
 
-def _report_placeholders(empty: int, failed: int, total: int) -> None:
+def _report_counts(counts: Counter[str], total: int) -> None:
+    """The placeholders and the graphs with a repeated edge, on stderr."""
+    empty, failed = counts["empty"], counts["failed"]
     if empty or failed:
         print(f"amr parse: {empty + failed} of {total} lines got the placeholder graph "
               f"({empty} empty, {failed} answers not a graph)", file=sys.stderr)  # fmt: skip
+    if counts["repeated"]:
+        print(f"amr parse: {counts['repeated']} of {total} graphs state an edge twice (written "
+              "as parsed; the builder reads it once)", file=sys.stderr)  # fmt: skip
 
 
 def parse_lines(module: Any, lines: list[str], batch_size: int = 16, on_error: str = "skip",
                 name: str = "<input>", progress: bool = False) -> list[str]:  # fmt: skip
     """One PENMAN block (``# ::snt`` + graph) per line, placeholders counted on stderr."""
     report_clipped(module, [s.strip() for s in lines if s.strip()], "sentences", "parse")
-    blocks, empty, failed = _parse_chunk(module, lines, batch_size, on_error, name, 1, progress)
-    _report_placeholders(empty, failed, len(lines))
+    blocks, counts = _parse_chunk(module, lines, batch_size, on_error, name, 1, progress)
+    _report_counts(counts, len(lines))
     return blocks
 
 
@@ -209,19 +235,19 @@ def parse_to_file(module: Any, lines: list[str], out: str | Path, batch_size: in
     out = Path(out)
     done = resume_point(out, lines)
     report_clipped(module, [s.strip() for s in lines[done:] if s.strip()], "sentences", "parse")
-    empty = failed = 0
+    counts: Counter[str] = Counter()
     bar = tqdm(total=len(lines), initial=done, desc="parse", disable=not progress)
     with open(out, "a", encoding="utf-8") as fh:
         for start in range(done, len(lines), chunk_size):
             chunk = lines[start : start + chunk_size]
-            blocks, e, f = _parse_chunk(module, chunk, batch_size, on_error, name, start + 1)
+            blocks, found = _parse_chunk(module, chunk, batch_size, on_error, name, start + 1)
             fh.write("".join(b + "\n\n" for b in blocks))
             fh.flush()
             os.fsync(fh.fileno())
-            empty, failed = empty + e, failed + f
+            counts += found
             bar.update(len(chunk))
     bar.close()
-    _report_placeholders(empty, failed, len(lines) - done)
+    _report_counts(counts, len(lines) - done)
     return {"resumed": done, "parsed": len(lines) - done, "lines": len(lines)}
 
 

@@ -188,6 +188,34 @@ def test_the_command_line_keeps_lines_aligned_and_counts_failures(tmp_path, tiny
     assert f"{graphs}:" in g.stderr and "Traceback" not in g.stderr
 
 
+def test_num_beams_on_the_command_line_reaches_the_decoder(
+    tmp_path, tiny_gpt2, data_dir, monkeypatch, capsys
+):
+    from paraamr.amrlm.module import AMRModule
+    from paraamr.cli import main
+
+    _train(tmp_path, tiny_gpt2, data_dir)
+    seen, decode = [], AMRModule.generate_ids
+
+    def spy(self, batch, **kw):
+        seen.append(kw["num_beams"])
+        return decode(self, batch, **kw)
+
+    monkeypatch.setattr(AMRModule, "generate_ids", spy)
+    sentences = tmp_path / "s.txt"
+    sentences.write_text("He left .\nThe prince smiled .\n")
+    main(["amr", "parse", "--model", str(tmp_path), "--input", str(sentences), "--num-beams", "3"])
+    graphs = capsys.readouterr().out
+    assert seen == [3] and graphs.count("# ::snt") == 2
+    for block in graphs.strip().split("\n\n"):
+        assert _depths(block.splitlines()[1]) == (0, 0)  # beams stay inside the constraint
+    (tmp_path / "g.txt").write_text(graphs)
+    main(["amr", "generate", "--model", str(tmp_path), "--input", str(tmp_path / "g.txt")])
+    main(["amr", "generate", "--model", str(tmp_path), "--input", str(tmp_path / "g.txt"),
+          "--num-beams", "2"])  # fmt: skip
+    assert seen == [3, 1, 2]  # without the option: the model's own setting (greedy)
+
+
 @pytest.mark.parametrize(
     ("args", "stdin", "says"),
     [
@@ -196,6 +224,7 @@ def test_the_command_line_keeps_lines_aligned_and_counts_failures(tmp_path, tiny
         (["parse", "--model", "/nonexistent/m"], "x\n", "/nonexistent/m: no such model dir"),
         (["generate", "--model", "MODEL", "--on-error", "raise"], "just words\n", "<stdin>:1: "),
         (["parse", "--model", "MODEL", "--batch-size", "0"], "x\n", "must be a whole number"),
+        (["generate", "--model", "MODEL", "--num-beams", "0"], "x\n", "must be a whole number"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path, tiny_gpt2, data_dir, args, stdin, says):
@@ -204,7 +233,8 @@ def test_bad_input_is_one_line(tmp_path, tiny_gpt2, data_dir, args, stdin, says)
         _train(model, tiny_gpt2, data_dir)
     r = _cli(*[str(model) if a == "MODEL" else a for a in args], stdin=stdin)
     assert r.returncode == 2 and says in r.stderr, r.stderr
-    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) <= 3
+    said = [x for x in r.stderr.strip().splitlines() if not x.startswith(("usage:", " "))]
+    assert "Traceback" not in r.stderr and len(said) == 1  # one line after argparse's usage
 
 
 def test_the_builder_runs_on_the_trained_models(tmp_path, tiny_gpt2, data_dir):

@@ -71,3 +71,33 @@ def test_a_file_of_another_input_is_refused_not_appended_to(tmp_path):
     with pytest.raises(InputError, match="block 7"):
         resume_point(out, LINES[:6])  # the input got shorter
     assert out.read_bytes() == before
+
+
+class RepeatingParser(FakeParser):
+    """Like :class:`FakeParser`, but ``The fox ran .`` gets a graph that states its one edge
+    twice (as a looping parser writes it)."""
+
+    def generate(self, batch: list[str]) -> list[str]:
+        twice = "( run-02 :ARG0 ( fox ) :ARG0 fox )"
+        return [twice if s == "The fox ran ." else a
+                for s, a in zip(batch, super().generate(batch), strict=True)]  # fmt: skip
+
+
+@pytest.mark.parametrize("to_file", [False, True])
+def test_graphs_with_a_repeated_edge_are_counted_not_warned_about(tmp_path, monkeypatch, capsys,
+                                                                 caplog, to_file):  # fmt: skip
+    from paraamr.amrlm import cli
+
+    monkeypatch.setattr(cli, "model_dir", lambda path, direction: tmp_path)
+    monkeypatch.setattr(cli, "_load", lambda where, num_beams=None: RepeatingParser())
+    source = tmp_path / "s.txt"
+    source.write_text("\n".join(LINES) + "\n")
+    out = ["--output", str(tmp_path / "g.amr")] if to_file else []
+    cli.run_amr(cli.argparse.Namespace(amr_cmd="parse", model="m", input=str(source),
+                                       batch_size=4, on_error="skip", progress=False,
+                                       num_beams=None, output=out[1] if out else None))  # fmt: skip
+    err = capsys.readouterr().err
+    assert "1 of 7 graphs state an edge twice" in err
+    assert not [r for r in caplog.records if r.name.startswith("penman")]  # one per edge: quiet
+    text = (tmp_path / "g.amr").read_text() if to_file else ""
+    assert not to_file or text.count("# ::snt") == 7
