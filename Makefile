@@ -149,6 +149,8 @@ corpus-offline: setup $(foreach s,$(SOURCE_SETS),$(BUILT)/$(s)/all/corpus.jsonl 
 		out_dir=$(BUILT)/table2-parabank-eval
 	$(PY) experiments/table2.py +experiment=table2_built_paranmt_small \
 		built_dir=$(BUILT)/paranmt_small out_dir=$(BUILT)/table2-paranmt-small
+	for s in parabank-eval paranmt-small; do $(PY) -m paraamr.cli paired $(BUILT)/table2-$$s \
+		ParaAMR-built ParaAMR-built-no-refocus --json $(BUILT)/table2-$$s/paired-refocus.json || exit 1; done
 	$(PY) analysis/report_built.py --built $(BUILT) --out $(BUILT)/report.json
 
 build-demo: tiny-models ## offline demo: gold Little Prince AMR graphs -> re-focused graphs -> (tiny-model) text

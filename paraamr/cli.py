@@ -7,6 +7,7 @@ paraamr score corpus.jsonl --out results/one   # one corpus, all five metrics, s
 paraamr paraphrase --model DIR --template "(ROOT (S (NP) (VP) (.)))" < sentences.txt
 paraamr build-merge --out DIR --num-shards 4     # join a sharded build, write its Table 1
 paraamr table1 corpus.jsonl                     # Table 1 statistics of a built corpus
+paraamr paired results/table2 ParaAMR ParaNMT    # two corpora of a Table 2 run, source by source
 paraamr humaneval sample A=a.jsonl B=b.tsv:paranmt --n 300 --out kit   # Table 4: blind kit
 paraamr humaneval score --dir kit Batch_results.csv answers-*.json --out results/table4
 paraamr humaneval examples A=a.jsonl B=b.tsv:paranmt --k 5 --out examples.md   # Table 3
@@ -172,6 +173,18 @@ def _cmd_table1(a) -> None:
     json.dump(stats, sys.stdout, indent=2)
 
 
+def _cmd_paired(a) -> None:
+    from paraamr.tables.paired import compare_corpora, render_paired
+
+    res = compare_corpora(a.run, a.corpus_a, a.corpus_b, lowercase=a.lowercase_keys,
+                          bootstrap=a.bootstrap, seed=a.seed)  # fmt: skip
+    print(render_paired(res))
+    if a.json:
+        from paraamr.utils import write_json_atomic
+
+        write_json_atomic(a.json, res)
+
+
 def _cmd_sources(a) -> None:
     from paraamr.corpus.errors import CLI_HINT, SkipLog
     from paraamr.corpus.readers import read_corpus, require_records
@@ -331,6 +344,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="default: from the extension (.jsonl: the built corpus's)")  # fmt: skip
     t1.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     t1.set_defaults(func=_cmd_table1)
+    pa = sub.add_parser("paired", help="two corpora of one Table 2 run compared source by "
+                        "source: mean differences with paired bootstrap intervals")  # fmt: skip
+    pa.add_argument("run", help="the Table 2 run's out_dir (holds shards/<name>/)")
+    pa.add_argument("corpus_a")
+    pa.add_argument("corpus_b")
+    pa.add_argument("--lowercase-keys", action="store_true",
+                    help="match sources lowercased (a run with lowercase_keys=true)")  # fmt: skip
+    pa.add_argument("--bootstrap", type=whole_number(0), default=1000, metavar="N",
+                    help="resamples of the sources (0: no interval)")  # fmt: skip
+    pa.add_argument("--seed", type=whole_number(0), default=0)
+    pa.add_argument("--json", default=None, metavar="FILE", help="also write the numbers here")
+    pa.set_defaults(func=_cmd_paired)
     so = sub.add_parser("sources", help="the distinct source sentences of a corpus, one a line "
                         "(input for the builder)")  # fmt: skip
     so.add_argument("corpus", help="corpus file (a folder for the ParaBank-Eval formats)")

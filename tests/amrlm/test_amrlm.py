@@ -414,6 +414,10 @@ def test_make_corpus_offline_parses_each_set_once_and_builds_it_twice(tmp_path):
     tables = [x for x in lines if "experiments/table2.py" in x]
     assert [t.split("+experiment=")[1].split()[0] for t in tables] == [
         "table2_built", "table2_built_paranmt_small"]  # fmt: skip
+    paired = [x for x in lines if "paraamr.cli paired" in x]  # re-focused vs round trip
+    assert len(paired) == 1 and "ParaAMR-built ParaAMR-built-no-refocus" in paired[0]
+    assert "table2-$s/paired-refocus.json" in paired[0]
+    assert "for s in parabank-eval paranmt-small" in paired[0]
 
 
 def test_the_generator_reads_its_graphs_in_the_form_it_was_trained_on(tmp_path, tiny_gpt2):

@@ -234,3 +234,44 @@ def test_extra_corpora_are_added_to_the_default_rows(data_dir, compose_config):
     with pytest.raises(ParaAMRError, match="unique"):
         twice = "extra_corpora='ParaNMT=x.jsonl'"
         _specs(compose_config("table2", f"paths.data_dir={data_dir}", twice))
+
+
+def test_paired_comparison_equals_the_shard_rows_by_hand(table2_run, capsys):
+    """``paraamr paired``: per source differences of two corpora of one run, read here by hand
+    from the shard files and matched on the source text."""
+    from paraamr.cli import main
+    from paraamr.tables.paired import compare_corpora
+
+    out, _ = table2_run
+
+    def rows(name: str) -> dict:
+        found = {}
+        for f in sorted((out / "shards" / name).glob("*.sources.jsonl")):
+            for line in f.read_text().splitlines():
+                r = json.loads(line)
+                found[r["source"]] = r
+        return found
+
+    a, b = rows("ParaNMT"), rows("ParaBank1")
+    shared = [s for s in a if s in b]
+    res = compare_corpora(out, "ParaNMT", "ParaBank1", bootstrap=200)
+    assert res["shared"] == len(shared) == 12
+    for m, scale in (("similarity", 100), ("one_minus_iou", 100), ("ted3", 1), ("tedf", 1)):
+        d = [scale * (a[s][m] - b[s][m]) for s in shared]
+        got = res["metrics"][m]
+        assert got["n"] == 12 and got["difference"] == pytest.approx(sum(d) / 12, abs=1e-3)
+        assert got["ci95"][0] <= got["difference"] <= got["ci95"][1]
+    main(["paired", str(out), "ParaNMT", "ParaBank1", "--bootstrap", "0"])
+    printed = capsys.readouterr().out
+    assert f"| ted3 | 12 | {res['metrics']['ted3']['a']:.2f} |" in printed
+
+
+def test_paired_self_bleu_needs_two_paraphrases_on_both_sides():
+    from paraamr.tables.paired import paired_differences
+
+    a = {"s1": {"self_bleu": 0.2, "n_pairs": 3}, "s2": {"self_bleu": 0.4, "n_pairs": 2}}
+    b = {"s1": {"self_bleu": 1.0, "n_pairs": 1}, "s2": {"self_bleu": 0.1, "n_pairs": 2}}
+    got = paired_differences(a, b, metrics=("self_bleu",), bootstrap=0)["self_bleu"]
+    assert got == {"n": 1, "a": 40.0, "b": 10.0, "difference": 30.0, "ci95": None}
+    b["s2"]["n_pairs"] = 1  # one paraphrase: no Self-BLEU, so no source is left
+    assert paired_differences(a, b, metrics=("self_bleu",), bootstrap=0) == {}
