@@ -46,6 +46,12 @@ def test_report_counts_by_hand(tmp_path, capsys):
                              "similarity": 50.0, "similarity_round_trip": 52.0}  # fmt: skip
     text = capsys.readouterr().out
     assert "| re-focused | 3 | 2 (66.7%) | 1.50 |" in text and "1 of 3 (1 sources)" in text
+    paired = {"metrics": {"ted3": {"difference": 1.0, "ci95": [-0.2, 2.1]},
+                          "similarity": {"difference": -2.0, "ci95": [-4.0, 0.5]}}}  # fmt: skip
+    (tmp_path / "table2-s" / "paired-refocus.json").write_text(json.dumps(paired))
+    checks = main(["--built", str(tmp_path)])["s"]["checks"]
+    assert checks["ted3_minus_round_trip_ci95"] == [-0.2, 2.1]
+    assert checks["similarity_minus_round_trip_ci95"] == [-4.0, 0.5]
 
 
 def test_an_empty_folder_is_one_line(tmp_path, capsys):
