@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from paraamr.corpus.errors import SkipLog, check_on_error
 from paraamr.corpus.records import SourceRecord, same_sentence
@@ -34,6 +35,9 @@ from paraamr.metrics.ted import VARIANTS
 from paraamr.parsers.base import Parsed, parse_unique
 from paraamr.shards import ChunkOutput, Shard, run_shard, total_counts
 from paraamr.utils import available_cores, is_whole
+
+if TYPE_CHECKING:
+    from paraamr.parsers.types import ParserBackend
 
 __all__ = [
     "MetricConfig",
@@ -220,8 +224,8 @@ def _with_ids(records: Iterable[SourceRecord], first_id: int) -> Iterator[Source
 def score_records(
     records: Iterable[SourceRecord],
     *,
-    parser,
-    encoder,
+    parser: ParserBackend,
+    encoder: Any,
     cfg: MetricConfig,
     out_dir: str | os.PathLike,
     shard: Shard | None = None,
