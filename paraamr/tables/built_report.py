@@ -8,8 +8,8 @@ many sources got a paraphrase, the rejects by stage and what a perplexity thresh
 the set's Table 2 (``BUILT/table2-<set>/table2.json``, else ``BUILT/table2-<set>-*/``) the
 checks: TED-3 of the re-focused rows against ParaNMT's (ratio) and the round trip's
 (difference), and their similarity to the source; with the run's ``paired-refocus.json``
-(``paraamr paired … --json``, as ``make corpus-offline`` writes it) also the paired 95% intervals
-of the two differences to the round trip.
+(``paraamr paired … --json``, as ``make corpus-offline`` writes it after the table; an older one
+is left out) also the paired 95% intervals of the two differences to the round trip.
 """
 
 from __future__ import annotations
@@ -146,8 +146,8 @@ def report_built(built: Path, max_ppl: float = 120.0) -> tuple[dict, str]:
             out[s]["table2"] = str(t2)
             checks = claim_checks(json.loads(t2.read_text(encoding="utf-8")), "ParaAMR-built",
                                   "ParaAMR-built-no-refocus", "ParaNMT")  # fmt: skip
-            paired = t2.parent / "paired-refocus.json"
-            if paired.is_file():
+            paired = t2.parent / "paired-refocus.json"  # older than the table: from another run
+            if paired.is_file() and paired.stat().st_mtime_ns >= t2.stat().st_mtime_ns:
                 diffs = json.loads(paired.read_text(encoding="utf-8"))["metrics"]
                 checks["ted3_minus_round_trip_ci95"] = diffs["ted3"]["ci95"]
                 checks["similarity_minus_round_trip_ci95"] = diffs["similarity"]["ci95"]

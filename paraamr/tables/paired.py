@@ -30,12 +30,9 @@ from paraamr.diversity.scoring import METRICS, SOURCE_METRICS
 from paraamr.errors import DataNotFoundError, InputError
 from paraamr.metrics.aggregate import bootstrap_ci
 from paraamr.shards import merged_rows
+from paraamr.tables.table2 import PERCENT
 
-__all__ = ["source_rows", "paired_differences", "compare_corpora", "render_paired", "SCALE"]
-
-#: each metric in the units Table 2 shows it (percent for the shares)
-SCALE = {"similarity": 100.0, "one_minus_bleu": 100.0, "one_minus_iou": 100.0, "ted3": 1.0,
-         "tedf": 1.0, "self_bleu": 100.0}  # fmt: skip
+__all__ = ["source_rows", "paired_differences", "compare_corpora", "render_paired"]
 
 
 def source_rows(out_dir: str | os.PathLike, name: str, lowercase: bool = False) -> dict[str, dict]:
@@ -64,7 +61,8 @@ def paired_differences(
 ) -> dict[str, dict]:
     """Per metric, over the sources where both ``a`` and ``b`` have a finite value: ``n``,
     the means of ``a`` and ``b``, the mean ``difference`` (a − b) and its 95% bootstrap
-    interval ``ci95`` (``None`` with ``bootstrap=0``), all in Table 2's units (:data:`SCALE`).
+    interval ``ci95`` (``None`` with ``bootstrap=0``), all in Table 2's units (percent for
+    :data:`paraamr.tables.table2.PERCENT`).
     Self-BLEU counts only where both have two paraphrases or more (``n_pairs``; one paraphrase
     has no Self-BLEU). A metric with no such source is left out."""
     out: dict[str, dict] = {}
@@ -77,7 +75,7 @@ def paired_differences(
                  and math.isfinite(x) and math.isfinite(y)]  # fmt: skip
         if not pairs:
             continue
-        k = SCALE.get(m, 1.0)
+        k = 100.0 if m in PERCENT else 1.0
         x, y = (np.array(v, dtype=np.float64) * k for v in zip(*pairs, strict=True))
         d = x - y
         ci = bootstrap_ci(d, bootstrap, seed=seed) if bootstrap else None

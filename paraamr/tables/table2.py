@@ -162,6 +162,9 @@ def _source_values(root: Path) -> dict[str, array]:
     return values
 
 
+#: the metrics Table 2 shows in percent (the others, TED-3 / TED-F, in edit operations)
+PERCENT = ("similarity", "one_minus_bleu", "one_minus_iou", "self_bleu")
+
 #: how each metric's per-source values are shown (axis label, scale to the table's units)
 SHOWN = {
     "similarity": ("similarity (%)", 100.0),
@@ -234,7 +237,7 @@ def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: 
             continue  # optional metric that was not computed
         if m == "one_minus_bleu" and score.value is None and cbleu.stats[0]:
             score = replace(score, value=1.0 - cbleu.score())  # corpus-level BLEU variant
-        if m in ("similarity", "one_minus_bleu", "one_minus_iou", "self_bleu"):
+        if m in PERCENT:
             score = score.scaled(100.0)
         row[m] = None if score.value is None else round(score.value, 4)
         if score.interval is not None:

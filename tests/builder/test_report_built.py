@@ -4,6 +4,7 @@ checked against a hand count."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -52,6 +53,11 @@ def test_report_counts_by_hand(tmp_path, capsys):
     checks = main(["--built", str(tmp_path)])["s"]["checks"]
     assert checks["ted3_minus_round_trip_ci95"] == [-0.2, 2.1]
     assert checks["similarity_minus_round_trip_ci95"] == [-4.0, 0.5]
+    table = tmp_path / "table2-s" / "table2.json"
+    os.utime(table, ns=(table.stat().st_atime_ns, (tmp_path / "table2-s" / "paired-refocus.json")
+                        .stat().st_mtime_ns + 10**9))  # fmt: skip
+    checks = main(["--built", str(tmp_path)])["s"]["checks"]  # Table 2 rerun since: stale
+    assert "ted3_minus_round_trip_ci95" not in checks and checks["ted3_minus_round_trip"] == 1.0
 
 
 def test_an_empty_folder_is_one_line(tmp_path, capsys):
