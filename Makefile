@@ -14,7 +14,7 @@ comma := ,
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lock test test-slow test-full docs docs-serve lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
-	models tiny-models build amr-model build-offline corpus-offline build-demo table1 bench-build bench-simcse clean
+	models tiny-models build amr-model amr-silver build-offline corpus-offline build-demo table1 bench-build bench-simcse clean
 
 help: ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -152,6 +152,24 @@ corpus-offline: setup $(foreach s,$(SOURCE_SETS),$(BUILT)/$(s)/all/corpus.jsonl 
 	for s in parabank-eval paranmt-small; do $(PY) -m paraamr.cli paired $(BUILT)/table2-$$s \
 		ParaAMR-built ParaAMR-built-no-refocus --json $(BUILT)/table2-$$s/paired-refocus.json || exit 1; done
 	$(PY) analysis/report_built.py --built $(BUILT) --out $(BUILT)/report.json
+
+# Silver data for the generator (paraamr.amrlm.silver): sentences of the target domain parsed by
+# AMR_MODEL's parser, then a generator trained on the gold + silver pairs into SILVER_DIR, beside a
+# link to AMR_MODEL's parser, so SILVER_DIR is a whole AMR_MODEL for build-offline / corpus-offline.
+# SILVER_INPUT: your sentences (default: 639 from ParaNMT-small's test split and the ParaBank
+# validation sample, none of them a corpus-offline source).
+SILVER_DIR ?= $(AMR_MODEL)-silver
+SILVER_INPUT ?= $(SILVER_DIR)/sentences.txt
+.PRECIOUS: $(SILVER_DIR)/sentences.txt $(SILVER_DIR)/silver.amr
+$(SILVER_DIR)/sentences.txt: $(BUILT)/paranmt_small_sources.txt $(BUILT)/parabank_eval_sources.txt
+	mkdir -p $(@D) && $(PY) -m paraamr.amrlm.silver --data $(DATA) $(foreach f,$^,--exclude $(f)) \
+		> $@.part && mv $@.part $@
+$(SILVER_DIR)/silver.amr: $(SILVER_INPUT) | amr-model
+	$(PY) -m paraamr.cli amr parse --model $(AMR_MODEL) --input $< --progress --output $@.part && mv $@.part $@
+amr-silver: setup $(SILVER_DIR)/silver.amr ## generator trained on gold + silver graphs (SILVER_INPUT parsed by AMR_MODEL) into SILVER_DIR, AMR_MODEL's parser linked in
+	mkdir -p $(SILVER_DIR) && ln -sfn $(abspath $(AMR_MODEL))/parser $(SILVER_DIR)/parser
+	test -f $(SILVER_DIR)/generator/model/amr_module.json || $(PY) experiments/train_amr.py \
+		out_dir=$(SILVER_DIR) 'directions=[generate]' data.silver=$(SILVER_DIR)/silver.amr $(AMR_ARGS)
 
 build-demo: tiny-models ## offline demo: gold Little Prince AMR graphs -> re-focused graphs -> (tiny-model) text
 	$(PY) -m paraamr.builder.demo --out results/build-demo $(ARGS)

@@ -98,6 +98,11 @@ class AMRData:
         group_by_length: training batches of pairs of similar length (they pad little: 1.11
             padded tokens per real token instead of 2.39 on the training split, and an epoch
             runs 1.75-1.86x faster: ``make bench-amr-batches``).
+        silver: a PENMAN file with ``# ::snt`` whose pairs join the training pairs of
+            ``silver_directions`` (:mod:`paraamr.amrlm.silver`: the trained parser's graphs of
+            unlabeled sentences, ``make amr-silver``).
+        silver_directions: the directions that train on ``silver`` (the generator only by
+            default: the parser would learn its own mistakes).
     """
 
     limit_train: int | None = None
@@ -108,6 +113,13 @@ class AMRData:
     val_batch_size: int | None = None
     num_workers: int = 0
     group_by_length: bool = False
+    silver: str | None = None
+    silver_directions: Sequence[str] = ("generate",)
+
+    def __post_init__(self) -> None:
+        bad = [d for d in self.silver_directions if d not in ("parse", "generate")]
+        if bad:
+            raise ConfigError(f"data.silver_directions: {bad[0]!r} is not parse or generate")
 
     def datamodule(self, train_pairs, val_pairs, encode_batch, seed: int):
         """The training data module (:class:`~paraamr.top.data.PairDataModule`, as TOP's)."""

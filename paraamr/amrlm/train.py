@@ -30,8 +30,9 @@ ROLE_OF = {"parse": "parser", "generate": "generator"}
 SCORES = "scores.json"
 
 
-def signature(cfg: DictConfig, direction: str) -> Signature:
-    """``amr:<direction>|model:…|data:…|steps:…|…|versions:…`` of one direction's scores."""
+def signature(cfg: DictConfig, direction: str, silver: int = 0) -> Signature:
+    """``amr:<direction>|model:…|data:…|steps:…|…|versions:…`` of one direction's scores;
+    ``silver``: the silver graphs among its training pairs (``silver:<n>``)."""
     from paraamr.amrlm.module import cap_label, decode_label
 
     m = cfg.model
@@ -52,6 +53,7 @@ def signature(cfg: DictConfig, direction: str) -> Signature:
         ("refocus", cfg.data.refocus_copies if direction == "generate" else 0),
         ("graph", stage.get("graph_form", "serialized") if direction == "generate" else None),
         ("data", "lpp-1274/145/143+bio-400/50/50"),
+        ("silver", silver),
         ("metric", "smatch-1.0.4" if direction == "parse" else "sacrebleu+cos(minilm)"),
         ("decode", decode_label(stage.get("num_beams", 1))),
         ("seed", cfg.seed),
@@ -74,6 +76,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     from paraamr.amrlm.data import pairs_for
     from paraamr.amrlm.evaluate import evaluate_generator, evaluate_parser
     from paraamr.amrlm.module import AMRModule
+    from paraamr.amrlm.silver import read_silver
     from paraamr.amrlm.split import load_split
     from paraamr.datadir import data_path
     from paraamr.top.train import train_seq2seq
@@ -89,6 +92,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         "test": load_split(root, "test", data.limit_test),
     }
     items = {k: [(e.sentence, e.graph) for e in v] for k, v in split.items()}
+    silver = read_silver(data.silver) if data.silver else None
     earlier = json.loads((out / SCORES).read_text()) if (out / SCORES).is_file() else {}
     result: dict[str, Any] = {"split": {k: len(v) for k, v in split.items()},
                               "measured": measured_on(),
@@ -98,11 +102,13 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         role = ROLE_OF[direction]
         sub = _direction_config(cfg, direction)
         form = sub.model.get("graph_form", "serialized")
+        with_silver = silver is not None and direction in data.silver_directions
+        train_items = items["train"] + (silver.items if with_silver else [])
         t0 = time.perf_counter()
         trained = train_seq2seq(
             sub,
             role,
-            pairs_for(direction, items["train"], data.refocus_copies, int(cfg.seed), form),
+            pairs_for(direction, train_items, data.refocus_copies, int(cfg.seed), form),
             pairs_for(direction, items["dev"], graph_form=form),
             labels=(),
             work=out / role,
@@ -135,7 +141,9 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             "train_minutes": round((t1 - t0) / 60, 2),
             "eval_minutes": round((time.perf_counter() - t1) / 60, 2),
             "model_dir": trained["model_dir"],
-            "signature": str(signature(cfg, direction)),
+            "signature": str(signature(cfg, direction, len(silver.items) if with_silver else 0)),
         }
+        if with_silver:
+            result["directions"][direction]["silver"] = silver.summary()
         write_json_atomic(out / SCORES, result)
     return result

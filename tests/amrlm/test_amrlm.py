@@ -16,13 +16,6 @@ from paraamr.amrlm.split import PARTS, load_split
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def tiny_gpt2(tmp_path_factory):
-    from paraamr.testing.tiny_models import build_tiny_causal_lm
-
-    return build_tiny_causal_lm(tmp_path_factory.mktemp("gpt2"))
-
-
 def _depths(text: str) -> tuple[int, int]:
     """(final depth, lowest running depth) of the brackets of ``text``, counted by hand."""
     d = low = 0
@@ -89,37 +82,16 @@ def test_constrained_answers_are_balanced_graphs_even_from_noise(tiny_gpt2, data
         assert answer.rstrip().endswith(")")
 
 
-def _train(tmp_path, tiny_gpt2, data_dir, *extra):
-    from hydra import compose, initialize_config_dir
-
-    from paraamr.amrlm.train import train
-
-    overrides = [
-        f"out_dir={tmp_path}", f"paths.data_dir={data_dir}",
-        f"model.model_name_or_path={tiny_gpt2}",
-        "model.freeze_layers=null", "trainer.precision=32", "logger.wandb.enabled=false",
-        "stages.parser.trainer.max_steps=2", "stages.generator.trainer.max_steps=2",
-        "stages.parser.trainer.val_check_interval=1",
-        "stages.generator.trainer.val_check_interval=1",
-        "data.limit_train=4", "data.limit_dev=2", "data.limit_test=2", "progress=false",
-        "stages.parser.model.max_source_length=32", "stages.parser.model.max_target_length=48",
-        "stages.generator.model.max_source_length=64",
-        "stages.generator.model.max_target_length=16",
-        *extra,
-    ]  # fmt: skip
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        cfg = compose("amr", overrides=overrides)
-    return train(cfg)
-
-
-def test_the_trainer_writes_both_models_scores_and_outputs(tmp_path, tiny_gpt2, data_dir, caplog):
+def test_the_trainer_writes_both_models_scores_and_outputs(
+    train_amr, tmp_path, tiny_gpt2, data_dir, caplog
+):
     import logging
 
     from paraamr.amrlm.module import AMRModule
     from paraamr.signature import Signature
 
     caplog.set_level(logging.INFO)
-    result = _train(tmp_path, tiny_gpt2, data_dir, "data.group_by_length=true")
+    result = train_amr(tmp_path, "data.group_by_length=true")
     assert not [r for r in caplog.records if r.name.startswith("penman")]  # no line per graph
     saved = json.loads((tmp_path / "scores.json").read_text())
     assert saved["split"] == {"train": 8, "dev": 4, "test": 4} == result["split"]
@@ -146,7 +118,7 @@ def test_the_trainer_writes_both_models_scores_and_outputs(tmp_path, tiny_gpt2, 
     # a finished direction is reused, not retrained
     stamp = (tmp_path / "parser" / "model" / "amr_module.json").stat().st_mtime_ns
     assert Signature(parse["signature"]).fields["cap"] == "7x10"  # the default budget
-    _train(tmp_path, tiny_gpt2, data_dir, "directions=[parse]", "model.answer_cap=null")
+    train_amr(tmp_path, "directions=[parse]", "model.answer_cap=null")
     assert (tmp_path / "parser" / "model" / "amr_module.json").stat().st_mtime_ns == stamp
     again = json.loads((tmp_path / "scores.json").read_text())["directions"]
     assert sorted(again) == ["generate", "parse"]  # the other direction's entry is kept
@@ -158,8 +130,10 @@ def _cli(*args, stdin: str | None = None):
                           capture_output=True, text=True, cwd=ROOT, timeout=300)  # fmt: skip
 
 
-def test_the_command_line_keeps_lines_aligned_and_counts_failures(tmp_path, tiny_gpt2, data_dir):
-    _train(tmp_path, tiny_gpt2, data_dir)
+def test_the_command_line_keeps_lines_aligned_and_counts_failures(
+    train_amr, tmp_path, tiny_gpt2, data_dir
+):
+    train_amr(tmp_path)
     r = _cli("parse", "--model", str(tmp_path), stdin="He left .\n\nThe prince smiled .\n")
     assert r.returncode == 0, r.stderr
     blocks = r.stdout.strip().split("\n\n")
@@ -189,12 +163,12 @@ def test_the_command_line_keeps_lines_aligned_and_counts_failures(tmp_path, tiny
 
 
 def test_num_beams_on_the_command_line_reaches_the_decoder(
-    tmp_path, tiny_gpt2, data_dir, monkeypatch, capsys
+    train_amr, tmp_path, tiny_gpt2, data_dir, monkeypatch, capsys
 ):
     from paraamr.amrlm.module import AMRModule
     from paraamr.cli import main
 
-    _train(tmp_path, tiny_gpt2, data_dir)
+    train_amr(tmp_path)
     seen, decode = [], AMRModule.generate_ids
 
     def spy(self, batch, **kw):
@@ -227,24 +201,24 @@ def test_num_beams_on_the_command_line_reaches_the_decoder(
         (["generate", "--model", "MODEL", "--num-beams", "0"], "x\n", "must be a whole number"),
     ],
 )
-def test_bad_input_is_one_line(tmp_path, tiny_gpt2, data_dir, args, stdin, says):
+def test_bad_input_is_one_line(train_amr, tmp_path, tiny_gpt2, data_dir, args, stdin, says):
     model = tmp_path / "m"
     if "MODEL" in args:
-        _train(model, tiny_gpt2, data_dir)
+        train_amr(model)
     r = _cli(*[str(model) if a == "MODEL" else a for a in args], stdin=stdin)
     assert r.returncode == 2 and says in r.stderr, r.stderr
     said = [x for x in r.stderr.strip().splitlines() if not x.startswith(("usage:", " "))]
     assert "Traceback" not in r.stderr and len(said) == 1  # one line after argparse's usage
 
 
-def test_the_builder_runs_on_the_trained_models(tmp_path, tiny_gpt2, data_dir):
+def test_the_builder_runs_on_the_trained_models(train_amr, tmp_path, tiny_gpt2, data_dir):
     """``stog=smollm2 generator=smollm2 amr_model=DIR``: text -> parse -> re-focus -> generate;
     every input sentence ends as a record or a counted reject (the tiny models' graphs are
     noise, so most are rejects: what matters is that none is lost)."""
     import subprocess
 
     model = tmp_path / "amr"
-    _train(model, tiny_gpt2, data_dir)
+    train_amr(model)
     inp = tmp_path / "s.txt"
     sentences = [e.sentence for e in load_split(data_dir, "test", limit=3)]
     inp.write_text("\n".join(sentences) + "\n")

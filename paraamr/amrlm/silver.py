@@ -1,0 +1,159 @@
+"""Silver training data for the AMR generator: sentences parsed by the parser trained here.
+
+The gold split holds 1,674 training graphs of two narrow domains (a novel and biology
+papers). The builder's generator, though, reads the graphs *our parser* writes for *the
+user's* sentences. Self-training on silver data (Konstas et al. 2017, "Neural AMR") closes
+that gap: parse unlabeled sentences of the target domain with the trained parser
+(``paraamr amr parse``) and add each ``(silver graph, sentence)`` pair to the generator's
+training pairs (``data.silver=FILE`` in ``conf/amr.yaml``). The parser is not trained on its
+own output (``data.silver_directions: [generate]``, the default).
+
+- :func:`read_silver`: the ``(sentence, graph)`` pairs of a PENMAN file with ``# ::snt`` (what
+  ``paraamr amr parse`` writes, or any AMR release); placeholder graphs (a sentence the parser
+  gave no graph) and blocks that do not decode are counted and left out, a graph without a
+  sentence is an error naming file and line.
+- :func:`select_sentences`: the sentences to parse: candidates in order, without duplicates
+  (ignoring case), without the sentences of an evaluation set and without overlong ones.
+- :func:`offline_candidates`: the candidates ``make amr-silver`` parses here: the first 500
+  sources of ParaNMT-small's test split and the original English of the first 150 pairs of the
+  ParaBank validation sample (the data folder), neither part of the sources
+  ``make corpus-offline`` builds from.
+
+Examples:
+    >>> select_sentences(["A b .", "a B .", "c d .", "e f g h ."], exclude=["C D ."], max_words=3)
+    ['A b .']
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import penman
+
+from paraamr.amr.io import read_penman_blocks
+from paraamr.amr.serialize import is_placeholder
+from paraamr.errors import DataNotFoundError, InputError
+
+__all__ = ["SilverData", "read_silver", "select_sentences", "offline_candidates"]
+
+log = logging.getLogger(__name__)
+
+#: where :func:`offline_candidates` reads, under the data folder, and how many of each
+OFFLINE_SOURCES = (
+    ("paraphrase/qqppos-paranmt-small/para/test_src.txt", 500),
+    ("paraphrase/parabank-valid-sample/pairs.unbpe.tsv", 150),
+)
+
+
+@dataclass
+class SilverData:
+    """The usable pairs of a silver file and what was left out (reason -> count)."""
+
+    path: str
+    items: list[tuple[str, penman.Graph]]
+    skipped: Counter = field(default_factory=Counter)
+
+    def summary(self) -> dict:
+        """``{"path", "graphs", "skipped"}`` for a run's scores."""
+        return {"path": self.path, "graphs": len(self.items), "skipped": dict(self.skipped)}
+
+
+def read_silver(path: str | Path) -> SilverData:
+    """The ``(sentence, graph)`` pairs of ``path`` (PENMAN blocks with ``# ::snt``).
+
+    Placeholder graphs (``(e / amr-empty)``: no graph for the sentence) and blocks that do not
+    decode are left out and counted in ``skipped`` (and logged).
+
+    Raises:
+        DataNotFoundError: ``path`` does not exist.
+        InputError: a graph has no ``# ::snt`` (``path:line``), or no graph is usable.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise DataNotFoundError(f"{p}: silver AMR file not found (make amr-silver writes one)")
+    items: list[tuple[str, penman.Graph]] = []
+    skipped: Counter = Counter()
+    for block in read_penman_blocks(p):
+        if block.graph is None:
+            skipped["undecodable"] += 1
+            continue
+        snt = (block.graph.metadata.get("snt") or "").strip()
+        if not snt:
+            raise InputError(f"{p}:{block.line}: graph without a '# ::snt' sentence")
+        if is_placeholder(block.graph):
+            skipped["placeholder"] += 1
+            continue
+        items.append((snt, block.graph))
+    if skipped:
+        log.warning("%s: %d graphs left out (%s)", p, sum(skipped.values()),
+                    ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())))  # fmt: skip
+    if not items:
+        raise InputError(f"{p}: no usable graph (left out: {dict(skipped)})")
+    return SilverData(str(p), items, skipped)
+
+
+def select_sentences(
+    candidates: Iterable[str], exclude: Iterable[str] = (), max_words: int = 40
+) -> list[str]:
+    """``candidates`` in order, stripped, without empty ones, repeats (ignoring case), the
+    sentences of ``exclude`` (ignoring case) and those of more than ``max_words`` words."""
+    seen = {s.strip().lower() for s in exclude}
+    out = []
+    for s in (c.strip() for c in candidates):
+        key = s.lower()
+        if not s or key in seen or len(s.split()) > max_words:
+            continue
+        seen.add(key)
+        out.append(s)
+    return out
+
+
+def offline_candidates(data_dir: str | Path) -> list[str]:
+    """The silver candidates of the data folder (see the module), in order.
+
+    Raises:
+        DataNotFoundError: a file is missing.
+    """
+    (nmt, n_nmt), (bank, n_bank) = OFFLINE_SOURCES
+    paths = [Path(data_dir) / nmt, Path(data_dir) / bank]
+    for q in paths:
+        if not q.is_file():
+            raise DataNotFoundError(f"{q}: not found (set --data to the data folder)")
+    lines = paths[0].read_text(encoding="utf-8").splitlines()
+    out = [s for s in lines if s.strip()][:n_nmt]
+    with open(paths[1], encoding="utf-8", newline="") as fh:
+        rows = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        out += [r["target_original_english"] for r in rows][:n_bank]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m paraamr.amrlm.silver --data DIR [--exclude FILE ...] [--max-words N]``:
+    the selected offline candidates on stdout, one a line."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m paraamr.amrlm.silver", description=main.__doc__)
+    ap.add_argument("--data", required=True, help="the data folder (../shared/data)")
+    ap.add_argument("--exclude", action="append", default=[], metavar="FILE",
+                    help="leave out these sentences (one a line; repeatable)")  # fmt: skip
+    ap.add_argument("--max-words", type=int, default=40)
+    args = ap.parse_args(argv)
+    try:
+        exclude = [s for f in args.exclude for s in Path(f).read_text("utf-8").splitlines()]
+        chosen = select_sentences(offline_candidates(args.data), exclude, args.max_words)
+    except (OSError, DataNotFoundError) as exc:
+        print(f"paraamr.amrlm.silver: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write("".join(s + "\n" for s in chosen))
+    print(f"{len(chosen)} sentences", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""Silver training data for the AMR generator (paraamr.amrlm.silver): reading a parsed file
+with its placeholders and bad blocks counted, choosing the sentences to parse, and the
+trainer adding the silver pairs to the generator's training pairs only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import penman
+import pytest
+
+from paraamr.amrlm.silver import offline_candidates, read_silver, select_sentences
+from paraamr.errors import ConfigError, DataNotFoundError, InputError
+
+GOOD = "# ::snt He left .\n(l / leave-11 :ARG0 (h / he))\n"
+PLACEHOLDER = "# ::snt Chapter 9 .\n(e / amr-empty)\n"
+BROKEN = "# ::snt It rains .\n(r / rain-01 :ARG0 (x\n"
+
+
+def test_read_silver_counts_placeholders_and_undecodable_blocks(tmp_path):
+    f = tmp_path / "silver.amr"
+    f.write_text("\n".join([GOOD, PLACEHOLDER, BROKEN, GOOD.replace("He", "She")]))
+    silver = read_silver(f)
+    assert [s for s, _ in silver.items] == ["He left .", "She left ."]
+    assert penman.encode(silver.items[0][1], indent=None).endswith(":ARG0 (h / he))")
+    assert dict(silver.skipped) == {"placeholder": 1, "undecodable": 1}
+    assert silver.summary() == {"path": str(f), "graphs": 2,
+                                "skipped": {"placeholder": 1, "undecodable": 1}}  # fmt: skip
+
+
+def test_read_silver_errors_name_the_file_and_line(tmp_path):
+    f = tmp_path / "s.amr"
+    f.write_text(GOOD + "\n(w / want-01)\n")  # the second graph, line 4, has no sentence
+    with pytest.raises(InputError, match=rf"^{f}:4: graph without a '# ::snt'"):
+        read_silver(f)
+    f.write_text(PLACEHOLDER)
+    with pytest.raises(InputError, match="no usable graph"):
+        read_silver(f)
+    with pytest.raises(DataNotFoundError, match="make amr-silver"):
+        read_silver(tmp_path / "missing.amr")
+
+
+def test_select_sentences_by_hand():
+    got = select_sentences(["  Hi there . ", "", "HI THERE .", "Go .", "one two three four"],
+                           exclude=["go ."], max_words=3)  # fmt: skip
+    assert got == ["Hi there ."]
+
+
+def test_offline_candidates_read_both_files_line_by_line(data_dir):
+    """The ParaBank sample is TSV without quoting: a field that opens with a quote mark
+    (``" Oh !``, row 571) is one sentence, not the start of a quoted field spanning rows."""
+    root = Path(data_dir) / "paraphrase"
+    nmt = (root / "qqppos-paranmt-small/para/test_src.txt").read_text().splitlines()[:500]
+    rows = (root / "parabank-valid-sample/pairs.unbpe.tsv").read_text().splitlines()[1:151]
+    expected = nmt + [r.split("\t")[1] for r in rows]
+    got = offline_candidates(data_dir)
+    assert got == expected and len(got) == 650 and '" Oh !' in got
+    sources = (root / "qqppos-paranmt-small/para/valid_src.txt").read_text().splitlines()
+    chosen = select_sentences(got, exclude=sources)
+    assert not {s.lower() for s in chosen} & {s.lower() for s in sources}
+    assert len(chosen) == len({s.lower() for s in chosen})
+
+
+def test_silver_directions_are_checked():
+    from paraamr.amrlm.data import AMRData
+
+    with pytest.raises(ConfigError, match="'parser' is not parse or generate"):
+        AMRData(silver_directions=["parser"])
+
+
+def test_the_generator_trains_on_the_silver_pairs_and_the_parser_does_not(
+    train_amr, tmp_path, data_dir
+):
+    from paraamr.amrlm.split import load_split
+    from paraamr.signature import Signature
+
+    bio = [e for e in load_split(data_dir, "test") if e.file.endswith("bio.txt")][:3]
+    silver = tmp_path / "silver.amr"
+    blocks = [f"# ::snt {e.sentence}\n{penman.encode(e.graph)}\n" for e in bio]
+    silver.write_text("\n".join(blocks + [PLACEHOLDER]))
+    result = train_amr(tmp_path / "run", f"data.silver={silver}")
+    parse, gen = result["directions"]["parse"], result["directions"]["generate"]
+    assert parse["train"]["train_pairs"] == 8  # 4 gold graphs of each file
+    assert gen["train"]["train_pairs"] == 8 + 3
+    assert Signature(gen["signature"]).fields["silver"] == "3"
+    assert Signature(parse["signature"]).fields["silver"] == "0" and "silver" not in parse
+    assert gen["silver"] == {"path": str(silver), "graphs": 3, "skipped": {"placeholder": 1}}
+    saved = json.loads((tmp_path / "run" / "scores.json").read_text())["directions"]
+    assert saved["generate"]["silver"]["graphs"] == 3
+
+
+def test_make_amr_silver_parses_with_the_model_then_trains_the_generator_beside_its_parser(
+    tmp_path,
+):
+    """Dry run (``make -n``): the sentences leave out both corpus-offline source sets, the
+    parse uses AMR_MODEL, the generator trains on the silver file into SILVER_DIR next to a
+    link to AMR_MODEL's parser."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    model, built = tmp_path / "m", tmp_path / "b"
+    r = subprocess.run(["make", "-n", "amr-silver", f"AMR_MODEL={model}", f"BUILT={built}"],
+                       cwd=root, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.replace("\\\n", " ").splitlines()
+    silver = f"{model}-silver"
+    pick = [x for x in lines if "paraamr.amrlm.silver" in x]
+    assert len(pick) == 1 and f"> {silver}/sentences.txt.part" in pick[0]
+    for s in ("paranmt_small", "parabank_eval"):
+        assert f"--exclude {built}/{s}_sources.txt" in pick[0]
+    parse = [x for x in lines if "amr parse" in x]
+    assert len(parse) == 1 and f"--model {model} --input {silver}/sentences.txt" in parse[0]
+    assert [x for x in lines if f"ln -sfn {model}/parser {silver}/parser" in x]
+    train = [x for x in lines if "experiments/train_amr.py" in x and f"out_dir={silver}" in x]
+    assert len(train) == 1 and f"data.silver={silver}/silver.amr" in train[0]
+    assert "'directions=[generate]'" in train[0]
+    # the trained models come first (make amr-model), then the parse
+    assert lines.index(parse[0]) > min(
+        i for i, x in enumerate(lines) if f"out_dir={model} " in x + " "
+    )
