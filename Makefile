@@ -164,8 +164,9 @@ SILVER_INPUT ?= $(SILVER_DIR)/sentences.txt
 $(SILVER_DIR)/sentences.txt: $(BUILT)/paranmt_small_sources.txt $(BUILT)/parabank_eval_sources.txt
 	mkdir -p $(@D) && $(PY) -m paraamr.amrlm.silver --data $(DATA) $(foreach f,$^,--exclude $(f)) \
 		> $@.part && mv $@.part $@
-$(SILVER_DIR)/silver.amr: $(SILVER_INPUT) | amr-model
-	$(PY) -m paraamr.cli amr parse --model $(AMR_MODEL) --input $< --progress --output $@.part && mv $@.part $@
+$(SILVER_DIR)/silver.amr: $(filter $(SILVER_DIR)/sentences.txt,$(SILVER_INPUT)) | amr-model
+	@test -f "$(SILVER_INPUT)" || { echo "make amr-silver: SILVER_INPUT=$(SILVER_INPUT) is no file (one sentence a line)" >&2; exit 2; }
+	$(PY) -m paraamr.cli amr parse --model $(AMR_MODEL) --input $(SILVER_INPUT) --progress --output $@.part && mv $@.part $@
 amr-silver: setup $(SILVER_DIR)/silver.amr ## generator trained on gold + silver graphs (SILVER_INPUT parsed by AMR_MODEL) into SILVER_DIR, AMR_MODEL's parser linked in
 	mkdir -p $(SILVER_DIR) && ln -sfn $(abspath $(AMR_MODEL))/parser $(SILVER_DIR)/parser
 	test -f $(SILVER_DIR)/generator/model/amr_module.json || $(PY) experiments/train_amr.py \

@@ -1,11 +1,12 @@
 """Train the AMR parser and generator from ``conf/amr.yaml`` and score them on the test split.
 
 For each direction of ``cfg.directions`` (``parse``, ``generate``): the pairs of the fixed
-split (:mod:`paraamr.amrlm.split`, :mod:`paraamr.amrlm.data`), ``cfg.model`` with the
-direction's own settings (``cfg.stages.<role>.model``) merged in, trained by the TOP trainer
-(:func:`paraamr.top.train.train_seq2seq`: the finite-loss guard, best checkpoint by
-``val/loss``, CSV + W&B loggers, ``curves.png``, resume from ``last.ckpt``, a finished role
-reused) into ``<out_dir>/<role>/model``; then the test scores
+split (:mod:`paraamr.amrlm.split`, :mod:`paraamr.amrlm.data`; plus the silver pairs of
+``data.silver`` for the directions of ``data.silver_directions``, :mod:`paraamr.amrlm.silver`),
+``cfg.model`` with the direction's own settings (``cfg.stages.<role>.model``) merged in,
+trained by the TOP trainer (:func:`paraamr.top.train.train_seq2seq`: the finite-loss guard,
+best checkpoint by ``val/loss``, CSV + W&B loggers, ``curves.png``, resume from ``last.ckpt``,
+a finished role reused) into ``<out_dir>/<role>/model``; then the test scores
 (:mod:`paraamr.amrlm.evaluate`). ``<out_dir>/scores.json`` holds both directions' scores,
 times and signatures (a rerun of one direction keeps the other's entry);
 ``<role>/test_outputs.jsonl`` the answers. A finished model is not retrained: rerunning with

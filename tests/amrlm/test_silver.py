@@ -119,3 +119,23 @@ def test_make_amr_silver_parses_with_the_model_then_trains_the_generator_beside_
     assert lines.index(parse[0]) > min(
         i for i, x in enumerate(lines) if f"out_dir={model} " in x + " "
     )
+
+
+def test_make_amr_silver_parses_your_sentences_and_checks_the_file_first(tmp_path):
+    """Dry run with SILVER_INPUT: no sentence selection, the file checked before the parse."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    mine = tmp_path / "mine.txt"
+    r = subprocess.run(["make", "-n", "amr-silver", f"AMR_MODEL={tmp_path}/m",
+                        f"SILVER_INPUT={mine}", f"SILVER_DIR={tmp_path}/s"],
+                       cwd=root, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.replace("\\\n", " ").splitlines()
+    assert not [x for x in lines if "paraamr.amrlm.silver" in x]
+    check = [i for i, x in enumerate(lines) if f'test -f "{mine}"' in x]
+    parse = [
+        i for i, x in enumerate(lines) if f"amr parse --model {tmp_path}/m --input {mine}" in x
+    ]
+    assert len(check) == len(parse) == 1 and check[0] < parse[0]
+    assert "is no file" in lines[check[0]]
