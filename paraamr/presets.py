@@ -66,6 +66,10 @@ def check_preset(cfg: Any, config_name: str) -> None:
         raise ConfigError(f"{_preset_name()} is a preset for {where}, not {config_name}")
 
 
+#: errors a task reports in one line (the user's input or settings, not a bug)
+_USER_ERRORS = (ParaAMRError, FileNotFoundError, IsADirectoryError, PermissionError)
+
+
 def hydra_entry(config_name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Wrap a Hydra task function (under ``@hydra.main``): the preset check, then one-line
     errors with exit status 2."""
@@ -73,14 +77,18 @@ def hydra_entry(config_name: str) -> Callable[[Callable[..., Any]], Callable[...
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def task(cfg: Any) -> Any:
+            from hydra.errors import InstantiationException
+
             try:
                 check_preset(cfg, config_name)
                 resolve_paths(cfg)  # the one place paths.data_dir is looked up
                 return fn(cfg)
-            except (ParaAMRError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
-                if os.environ.get("PARAAMR_DEBUG") == "1":
+            except (*_USER_ERRORS, InstantiationException) as e:
+                # a config object that refuses its settings: Hydra wraps the error, say it alone
+                cause = e.__cause__ if isinstance(e, InstantiationException) else e
+                if os.environ.get("PARAAMR_DEBUG") == "1" or not isinstance(cause, _USER_ERRORS):
                     raise
-                print(f"{Path(sys.argv[0]).name}: error: {describe_error(e)}", file=sys.stderr)
+                print(f"{Path(sys.argv[0]).name}: error: {describe_error(cause)}", file=sys.stderr)
                 raise SystemExit(2) from None
 
         return task

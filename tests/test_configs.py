@@ -207,17 +207,20 @@ def test_hydra_entry_points_fail_with_one_line(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    for args, says in (
-        (["+experiment=table5_paper"], "is a preset for config table5"),
-        (["corpora=nosuch"], "corpus spec 'nosuch' is not name=FILE[:format]"),
-    ):
+    for script, args, says in (
+        ("table2", ["+experiment=table5_paper"], "is a preset for config table5"),
+        ("table2", ["corpora=nosuch"], "corpus spec 'nosuch' is not name=FILE[:format]"),
+        # a settings object that refuses its values inside Hydra's instantiate
+        ("train_amr", ["data.silver_directions=[parser]", f"out_dir={tmp_path}"],
+         "data.silver_directions: 'parser' is not parse or generate"),
+    ):  # fmt: skip
         r = subprocess.run(
-            [sys.executable, "experiments/table2.py", *args, f"hydra.run.dir={tmp_path}"],
+            [sys.executable, f"experiments/{script}.py", *args, f"hydra.run.dir={tmp_path}"],
             cwd=root, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert r.returncode == 2, r.stderr
         assert "Traceback" not in r.stderr and r.stderr.strip().splitlines()[-1] == (
-            f"table2.py: error: {r.stderr.strip().splitlines()[-1].split('error: ', 1)[1]}"
+            f"{script}.py: error: {r.stderr.strip().splitlines()[-1].split('error: ', 1)[1]}"
         )
         assert says in r.stderr
 
