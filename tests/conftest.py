@@ -98,6 +98,37 @@ def tiny_gpt2(tmp_path_factory):
     return str(build_tiny_causal_lm(tmp_path_factory.mktemp("gpt2")))
 
 
+@pytest.fixture
+def train_amr(tiny_gpt2, data_dir):
+    """``train_amr(out_dir, *overrides)``: ``experiments/train_amr.py`` on the tiny model, two
+    steps per direction, 4 training graphs of each file, 2 dev and 2 test graphs."""
+    from hydra import compose, initialize_config_dir
+
+    from paraamr.amrlm.train import train
+
+    def run(out_dir, *extra):
+        overrides = [
+            f"out_dir={out_dir}", f"paths.data_dir={data_dir}",
+            f"model.model_name_or_path={tiny_gpt2}",
+            "model.freeze_layers=null", "trainer.precision=32", "logger.wandb.enabled=false",
+            "stages.parser.trainer.max_steps=2", "stages.generator.trainer.max_steps=2",
+            "stages.parser.trainer.val_check_interval=1",
+            "stages.generator.trainer.val_check_interval=1",
+            "data.limit_train=4", "data.limit_dev=2", "data.limit_test=2", "progress=false",
+            "stages.parser.model.max_source_length=32",
+            "stages.parser.model.max_target_length=48",
+            "stages.generator.model.max_source_length=64",
+            "stages.generator.model.max_target_length=16",
+            *extra,
+        ]  # fmt: skip
+        conf = Path(__file__).resolve().parents[1] / "conf"
+        with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+            cfg = compose("amr", overrides=overrides)
+        return train(cfg)
+
+    return run
+
+
 @pytest.fixture(scope="module")
 def pairs_tsv(tmp_path_factory):
     """Twelve hand-written source<TAB>paraphrase pairs."""
