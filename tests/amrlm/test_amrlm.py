@@ -82,9 +82,7 @@ def test_constrained_answers_are_balanced_graphs_even_from_noise(tiny_gpt2, data
         assert answer.rstrip().endswith(")")
 
 
-def test_the_trainer_writes_both_models_scores_and_outputs(
-    train_amr, tmp_path, tiny_gpt2, data_dir, caplog
-):
+def test_the_trainer_writes_both_models_scores_and_outputs(train_amr, tmp_path, data_dir, caplog):
     import logging
 
     from paraamr.amrlm.module import AMRModule
@@ -130,9 +128,7 @@ def _cli(*args, stdin: str | None = None):
                           capture_output=True, text=True, cwd=ROOT, timeout=300)  # fmt: skip
 
 
-def test_the_command_line_keeps_lines_aligned_and_counts_failures(
-    train_amr, tmp_path, tiny_gpt2, data_dir
-):
+def test_the_command_line_keeps_lines_aligned_and_counts_failures(train_amr, tmp_path):
     train_amr(tmp_path)
     r = _cli("parse", "--model", str(tmp_path), stdin="He left .\n\nThe prince smiled .\n")
     assert r.returncode == 0, r.stderr
@@ -163,7 +159,7 @@ def test_the_command_line_keeps_lines_aligned_and_counts_failures(
 
 
 def test_num_beams_on_the_command_line_reaches_the_decoder(
-    train_amr, tmp_path, tiny_gpt2, data_dir, monkeypatch, capsys
+    train_amr, tmp_path, monkeypatch, capsys
 ):
     from paraamr.amrlm.module import AMRModule
     from paraamr.cli import main
@@ -201,7 +197,7 @@ def test_num_beams_on_the_command_line_reaches_the_decoder(
         (["generate", "--model", "MODEL", "--num-beams", "0"], "x\n", "must be a whole number"),
     ],
 )
-def test_bad_input_is_one_line(train_amr, tmp_path, tiny_gpt2, data_dir, args, stdin, says):
+def test_bad_input_is_one_line(train_amr, tmp_path, args, stdin, says):
     model = tmp_path / "m"
     if "MODEL" in args:
         train_amr(model)
@@ -211,7 +207,7 @@ def test_bad_input_is_one_line(train_amr, tmp_path, tiny_gpt2, data_dir, args, s
     assert "Traceback" not in r.stderr and len(said) == 1  # one line after argparse's usage
 
 
-def test_the_builder_runs_on_the_trained_models(train_amr, tmp_path, tiny_gpt2, data_dir):
+def test_the_builder_runs_on_the_trained_models(train_amr, tmp_path, data_dir):
     """``stog=smollm2 generator=smollm2 amr_model=DIR``: text -> parse -> re-focus -> generate;
     every input sentence ends as a record or a counted reject (the tiny models' graphs are
     noise, so most are rejects: what matters is that none is lost)."""
