@@ -39,6 +39,10 @@ from paraamr.training.recipe import causal_answer_nll, merged_embeddings
 __all__ = ["CondGenModule"]
 
 
+def _first(ids: Any) -> int:
+    return int(ids) if isinstance(ids, int) else int(list(ids)[0])
+
+
 class CondGenModule(pl.LightningModule):
     """Training, validation, optimiser, generation and files of a conditional LM (see the
     module docstring). A subclass sets ``self.model``, ``self.tokenizer`` and ``self.arch``
@@ -127,16 +131,45 @@ class CondGenModule(pl.LightningModule):
     def generate_ids(self, batch: dict[str, torch.Tensor], **kwargs: Any) -> torch.Tensor:
         """``model.generate`` on ``batch`` (moved to the module's device) in eval mode, the
         previous mode restored afterwards, also when generation raises; returns the generated
-        ids only (a decoder-only model's prompt columns cut off)."""
+        ids only (a decoder-only model's prompt columns cut off).
+
+        Greedy search on a decoder-only model runs :func:`paraamr.lms.greedy.greedy_compact`
+        (the same tokens; finished rows leave the batch), everything else ``model.generate``."""
         was = self.training
         self.eval()
         try:
             batch = {k: v.to(self.device) for k, v in batch.items()}
-            out = self.model.generate(**batch, **kwargs)
+            if self._compact_greedy(kwargs):
+                from paraamr.lms.greedy import greedy_compact
+
+                cfg = self.model.generation_config
+                eos = cfg.eos_token_id
+                pad = cfg.pad_token_id if cfg.pad_token_id is not None else _first(eos)
+                out = greedy_compact(self.model, batch["input_ids"], batch["attention_mask"],
+                                     int(kwargs["max_new_tokens"]), eos, pad,
+                                     kwargs.get("logits_processor") or ())  # fmt: skip
+            else:
+                out = self.model.generate(**batch, **kwargs)
         finally:
             self.train(was)
         start = batch["input_ids"].shape[1] if self.arch == "causal" else 0
         return out[:, start:]
+
+    def _compact_greedy(self, kwargs: dict[str, Any]) -> bool:
+        """Whether ``kwargs`` ask for plain greedy search that :func:`greedy_compact` gives."""
+        from paraamr.lms.greedy import plain_generation_config
+
+        if self.arch != "causal" or not kwargs.get("max_new_tokens"):
+            return False
+        cfg = self.model.generation_config
+        if (
+            kwargs.get("do_sample", cfg.do_sample)
+            or int(kwargs.get("num_beams", cfg.num_beams) or 1) != 1
+        ):
+            return False
+        if set(kwargs) - {"max_new_tokens", "num_beams", "do_sample", "logits_processor"}:
+            return False
+        return plain_generation_config(cfg)
 
     # ------------------------------------------------------------------ files
     def save_files(self, out_dir: str | Path, settings: dict[str, Any]) -> Path:
