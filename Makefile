@@ -239,6 +239,10 @@ bench-lm: setup ## perplexity scoring: sentences per batch vs a token budget, Sm
 	$(PY) benchmarks/bench_lm.py --out results/bench/lm.json $(ARGS)
 .PHONY: bench-lm
 
+bench-decode: setup ## greedy decoding of the trained AMR models (AMR_MODEL): model.generate vs finished rows dropped, batch 16 and 64, answers compared
+	$(PY) benchmarks/bench_decode.py --amr-model $(AMR_MODEL) --out results/bench/decode.json $(ARGS)
+.PHONY: bench-decode
+
 bench-amr-batches: setup ## AMR trainings: one epoch of shuffled vs length-grouped batches, seconds and padding side by side
 	$(PY) benchmarks/bench_amr_batches.py --out results/bench/amr_batches.json $(ARGS)
 .PHONY: bench-amr-batches

@@ -102,3 +102,27 @@ def test_workers_benchmark_writes_the_same_rows_with_a_pool(tmp_path, data_dir):
     runs = json.loads(out.read_text())["runs"]
     assert [r["workers"] for r in runs.values()] == [1, 2]
     assert all(r["same_rows"] for r in runs.values())
+
+
+def test_decode_benchmark_compares_the_two_decodings_on_the_same_items(train_amr, tmp_path,
+                                                                      data_dir):  # fmt: skip
+    """Four variants per stage on the tiny trained models, the same answers, and fewer rows
+    through the model when finished rows leave the batch (the parser's answer cap ends short
+    sentences' graphs early)."""
+    from benchmarks.bench_decode import main
+
+    # answers up to 90 tokens: the answer cap (7 x sentence tokens + 10) then ends the graphs
+    # of the shorter sentences first
+    train_amr(tmp_path / "amr", "stages.parser.model.max_target_length=90")
+    out = tmp_path / "decode.json"
+    main(["--amr-model", str(tmp_path / "amr"), "--n", "6", "--big-batch", "4",
+          "--data-dir", str(data_dir), "--out", str(out)])  # fmt: skip
+    res = json.loads(out.read_text())
+    for stage in ("parse", "generate"):
+        runs = res["stages"][stage]
+        assert list(runs) == ["model.generate, batch 16", "compact, batch 16",
+                              "model.generate, batch 4", "compact, batch 4"]  # fmt: skip
+        assert all(r["same_answers"] == 6 for r in runs.values()), runs
+    parse = res["stages"]["parse"]
+    assert parse["compact, batch 4"]["model_rows"] < parse["model.generate, batch 4"]["model_rows"]
+    assert png_description(tmp_path / "decode.png").startswith("bench:decode|")

@@ -46,7 +46,9 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
         c.add_argument("--model", required=True, metavar="DIR",
                        help="a train_amr.py run dir or a model dir")  # fmt: skip
         c.add_argument("--input", default="-", metavar="FILE", help=f"{what} (default: stdin)")
-        c.add_argument("--batch-size", type=whole_number(1), default=16, metavar="N")
+        batch = 64 if name == "parse" else 16  # make bench-decode: sentences in, graphs out
+        c.add_argument("--batch-size", type=whole_number(1), default=batch, metavar="N",
+                       help=f"inputs per batch, sorted by length (default: {batch})")  # fmt: skip
         c.add_argument(
             "--on-error",
             default="skip",

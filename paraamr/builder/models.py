@@ -230,7 +230,7 @@ class TrainedStog:
     def __init__(
         self,
         model_dir: str,
-        batch_size: int = 16,
+        batch_size: int = 64,
         device: str | None = None,
         answer_cap: Sequence[float] | None = (7.0, 10.0),
         stop_loops: int | None = None,

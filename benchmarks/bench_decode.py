@@ -1,0 +1,149 @@
+"""Benchmark greedy decoding of the AMR models trained here: ``model.generate`` against the
+decoding that drops finished rows (:func:`paraamr.lms.greedy.greedy_compact`), at two batch
+sizes, side by side in one run.
+
+    python benchmarks/bench_decode.py --amr-model results/amr/grouped \
+        --out results/bench/decode.json
+
+Each stage runs the builder's own wrapper (:class:`paraamr.builder.models.TrainedStog`,
+constrained and capped, on ParaNMT-small source sentences;
+:class:`paraamr.builder.models.TrainedGenerator` on gold AMR Bank graphs) once per variant over
+the same ``--n`` items: ``model.generate`` in batches of 16 (the wrappers' batch size before),
+the compact decoding in batches of 16, ``model.generate`` and the compact decoding in batches of
+``--big-batch``. A hook on the output layer counts the rows the model ran
+(``model_rows``: decoder steps × rows in the batch), and every variant's answers are compared
+with the first's (``same_answers``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: benchmarks.bench_build is its sibling
+    sys.path.insert(0, str(ROOT))
+
+
+@contextlib.contextmanager
+def hf_generate_only():
+    """Inside: every generate_ids call goes through ``model.generate``."""
+    from paraamr.training.condgen import CondGenModule
+
+    real = CondGenModule._compact_greedy
+    CondGenModule._compact_greedy = lambda self, kwargs: False
+    try:
+        yield
+    finally:
+        CondGenModule._compact_greedy = real
+
+
+def paranmt_sources(data: Path, n: int) -> list[str]:
+    """The first ``n`` non-empty ParaNMT-small validation sources."""
+    path = data / "paraphrase" / "qqppos-paranmt-small" / "para" / "valid_src.txt"
+    lines = [x.strip() for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return lines[:n]
+
+
+def variants(big: int) -> list[tuple[str, int, bool]]:
+    """(label, batch size, compact) in the order they run; the first is the reference.
+
+    >>> [v[0] for v in variants(64)][1:]
+    ['compact, batch 16', 'model.generate, batch 64', 'compact, batch 64']
+    """
+    return [(f"{'compact' if c else 'model.generate'}, batch {b}", b, c)
+            for b in (16, big) for c in (False, True)]  # fmt: skip
+
+
+def run_stage(wrapper, fn, items, counter, big: int) -> dict:
+    """Seconds, items/s, model rows and agreement with the reference, per variant."""
+    out, ref = {}, None
+    for label, batch, compact in variants(big):
+        wrapper.batch_size = batch
+        counter.rows = 0
+        ctx = contextlib.nullcontext() if compact else hf_generate_only()
+        with ctx:
+            t0 = time.perf_counter()
+            answers = fn(list(items))
+            dt = time.perf_counter() - t0
+        answers = [a if isinstance(a, str) else json.dumps(a, default=str) for a in answers]
+        ref = answers if ref is None else ref
+        out[label] = {
+            "seconds": round(dt, 2),
+            "items_per_s": round(len(items) / dt, 3),
+            "model_rows": counter.rows,
+            "same_answers": sum(a == b for a, b in zip(answers, ref, strict=True)),
+        }
+        print(label, json.dumps(out[label]), flush=True)
+    return out
+
+
+def bars(res: dict) -> dict[str, dict[str, float]]:
+    """Items/s per stage and variant, for the figure.
+
+    >>> bars({"stages": {"parse": {"a": {"items_per_s": 1.0}, "b": {"items_per_s": 2.0}}}})
+    {'parse': {'a': 1.0, 'b': 2.0}}
+    """
+    return {s: {v: r["items_per_s"] for v, r in vs.items()} for s, vs in res["stages"].items()}
+
+
+def main(argv=None) -> None:
+    from benchmarks.bench_build import StepCounter, real_graphs
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    shared = ROOT.parent / "shared" / "data"
+    ap.add_argument("--data-dir", default=os.environ.get("PARAAMR_DATA", shared))
+    ap.add_argument("--amr-model", default="results/amr/grouped",
+                    help="experiments/train_amr.py out_dir")  # fmt: skip
+    ap.add_argument("--n", type=int, default=64, help="items per stage (the same for each variant)")
+    ap.add_argument("--big-batch", type=int, default=64)
+    ap.add_argument("--stages", default="parse,generate")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
+    ap.add_argument("--out", default="results/bench/decode.json")
+    a = ap.parse_args(argv)
+    from paraamr.builder.models import TrainedGenerator, TrainedStog
+
+    torch.set_num_threads(a.threads)
+    data = Path(a.data_dir)
+    res = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "torch_threads": torch.get_num_threads(),
+            "platform": platform.platform(),
+            "torch": torch.__version__,
+        },
+        "amr_model": a.amr_model,
+        "n": a.n,
+        "stages": {},
+    }
+    stages = a.stages.split(",")
+    if "parse" in stages:
+        stog = TrainedStog(a.amr_model, device="cpu")
+        sents = paranmt_sources(data, a.n)
+        counter = StepCounter(stog.module.model.lm_head)
+        res["stages"]["parse"] = run_stage(stog, stog.parse, sents, counter, a.big_batch)
+    if "generate" in stages:
+        gen = TrainedGenerator(a.amr_model, device="cpu")
+        graphs = real_graphs(data, a.n)
+        counter = StepCounter(gen.module.model.lm_head)
+        res["stages"]["generate"] = run_stage(gen, gen.generate, graphs, counter, a.big_batch)
+    from paraamr.figures import save_benchmark
+    from paraamr.signature import Signature
+
+    sig = Signature.build(("bench", "decode"), ("model", a.amr_model), ("cpus", os.cpu_count()),
+                          ("n", a.n))  # fmt: skip
+    save_benchmark(a.out, res, bars(res), "items / s", str(sig),
+                   "greedy decoding: model.generate vs finished rows dropped")  # fmt: skip
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()
