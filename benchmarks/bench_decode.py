@@ -12,7 +12,8 @@ the same ``--n`` items: ``model.generate`` in batches of 16 (the wrappers' batch
 the compact decoding in batches of 16, ``model.generate`` and the compact decoding in batches of
 ``--big-batch``. A hook on the output layer counts the rows the model ran
 (``model_rows``: decoder steps × rows in the batch), and every variant's answers are compared
-with the first's (``same_answers``).
+with the first's (``same_answers``). ``step_ms``: the milliseconds of one cached decoding step
+of the parser's model at batch sizes 1, 16 and 64 (``--stages step`` times only this).
 """
 
 from __future__ import annotations
@@ -86,6 +87,27 @@ def run_stage(wrapper, fn, items, counter, big: int) -> dict:
     return out
 
 
+def step_costs(model, rows=(1, 16, 64), context: int = 30, steps: int = 10) -> dict[str, float]:
+    """Milliseconds of one cached decoding step of ``model`` per batch size: the mean of
+    ``steps`` steps after a ``context``-token prompt of random ids."""
+    from paraamr.lms.greedy import _cache_of, _forward_names
+
+    name, last_only = _forward_names(model)
+    out = {}
+    with torch.no_grad():
+        for b in rows:
+            ids = torch.randint(0, model.config.vocab_size, (b, context))
+            cache = _cache_of(model(input_ids=ids, use_cache=True, **last_only))
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                nxt = torch.randint(0, model.config.vocab_size, (b, 1))
+                cache = _cache_of(
+                    model(input_ids=nxt, use_cache=True, **last_only, **{name: cache})
+                )
+            out[f"batch {b}"] = round((time.perf_counter() - t0) / steps * 1000, 1)
+    return out
+
+
 def bars(res: dict) -> dict[str, dict[str, float]]:
     """Items/s per stage and variant, for the figure.
 
@@ -105,7 +127,7 @@ def main(argv=None) -> None:
                     help="experiments/train_amr.py out_dir")  # fmt: skip
     ap.add_argument("--n", type=int, default=64, help="items per stage (the same for each variant)")
     ap.add_argument("--big-batch", type=int, default=64)
-    ap.add_argument("--stages", default="parse,generate")
+    ap.add_argument("--stages", default="step,parse,generate")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     ap.add_argument("--out", default="results/bench/decode.json")
     a = ap.parse_args(argv)
@@ -130,6 +152,10 @@ def main(argv=None) -> None:
         sents = paranmt_sources(data, a.n)
         counter = StepCounter(stog.module.model.lm_head)
         res["stages"]["parse"] = run_stage(stog, stog.parse, sents, counter, a.big_batch)
+    if "step" in stages:  # one decoding step's cost by batch size, the parser's model
+        stog = TrainedStog(a.amr_model, device="cpu")
+        res["step_ms"] = step_costs(stog.module.model)
+        print("step ms", res["step_ms"], flush=True)
     if "generate" in stages:
         gen = TrainedGenerator(a.amr_model, device="cpu")
         graphs = real_graphs(data, a.n)
@@ -137,11 +163,16 @@ def main(argv=None) -> None:
         res["stages"]["generate"] = run_stage(gen, gen.generate, graphs, counter, a.big_batch)
     from paraamr.figures import save_benchmark
     from paraamr.signature import Signature
+    from paraamr.utils import write_json_atomic
 
-    sig = Signature.build(("bench", "decode"), ("model", a.amr_model), ("cpus", os.cpu_count()),
-                          ("n", a.n))  # fmt: skip
-    save_benchmark(a.out, res, bars(res), "items / s", str(sig),
-                   "greedy decoding: model.generate vs finished rows dropped")  # fmt: skip
+    if not res["stages"]:  # --stages step: the step costs alone, no figure
+        Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(a.out, res, sort_keys=False)
+    else:
+        sig = Signature.build(("bench", "decode"), ("model", a.amr_model),
+                              ("cpus", os.cpu_count()), ("n", a.n))  # fmt: skip
+        save_benchmark(a.out, res, bars(res), "items / s", str(sig),
+                       "greedy decoding: model.generate vs finished rows dropped")  # fmt: skip
     print(f"wrote {a.out}")
 
 

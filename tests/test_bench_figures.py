@@ -123,6 +123,7 @@ def test_decode_benchmark_compares_the_two_decodings_on_the_same_items(train_amr
         assert list(runs) == ["model.generate, batch 16", "compact, batch 16",
                               "model.generate, batch 4", "compact, batch 4"]  # fmt: skip
         assert all(r["same_answers"] == 6 for r in runs.values()), runs
+    assert set(res["step_ms"]) == {"batch 1", "batch 16", "batch 64"}
     parse = res["stages"]["parse"]
     assert parse["compact, batch 4"]["model_rows"] < parse["model.generate, batch 4"]["model_rows"]
     assert png_description(tmp_path / "decode.png").startswith("bench:decode|")

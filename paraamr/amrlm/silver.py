@@ -133,8 +133,9 @@ def offline_candidates(data_dir: str | Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m paraamr.amrlm.silver --data DIR [--exclude FILE ...] [--max-words N]``:
-    the selected offline candidates on stdout, one a line."""
+    """``python -m paraamr.amrlm.silver --data DIR [--exclude FILE ...] [--also FILE ...]
+    [--max-words N]``: the selected offline candidates, then the lines of each ``--also``
+    file, on stdout, one a line."""
     import argparse
     import sys
 
@@ -142,11 +143,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", required=True, help="the data folder (../shared/data)")
     ap.add_argument("--exclude", action="append", default=[], metavar="FILE",
                     help="leave out these sentences (one a line; repeatable)")  # fmt: skip
+    ap.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="more candidates after the offline ones (one a line; repeatable)",
+    )
     ap.add_argument("--max-words", type=int, default=40)
     args = ap.parse_args(argv)
     try:
         exclude = [s for f in args.exclude for s in Path(f).read_text("utf-8").splitlines()]
-        chosen = select_sentences(offline_candidates(args.data), exclude, args.max_words)
+        also = [s for f in args.also for s in Path(f).read_text("utf-8").splitlines()]
+        chosen = select_sentences(offline_candidates(args.data) + also, exclude, args.max_words)
     except (OSError, DataNotFoundError) as exc:
         print(f"paraamr.amrlm.silver: {exc}", file=sys.stderr)
         return 1

@@ -71,8 +71,7 @@ def plain_generation_config(config: Any) -> bool:
     >>> plain_generation_config(GenerationConfig(repetition_penalty=1.2))
     False
     """
-    return all(getattr(config, k, v) in (v, None) or getattr(config, k, v) == v
-               for k, v in _ADDS_PROCESSING.items())  # fmt: skip
+    return all(getattr(config, k, v) in (v, None) for k, v in _ADDS_PROCESSING.items())
 
 
 def _eos_ids(eos_token_id: int | Sequence[int] | None) -> list[int]:

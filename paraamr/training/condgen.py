@@ -139,7 +139,7 @@ class CondGenModule(pl.LightningModule):
         self.eval()
         try:
             batch = {k: v.to(self.device) for k, v in batch.items()}
-            if self._compact_greedy(kwargs):
+            if "attention_mask" in batch and self._compact_greedy(kwargs):
                 from paraamr.lms.greedy import greedy_compact
 
                 cfg = self.model.generation_config
@@ -168,6 +168,8 @@ class CondGenModule(pl.LightningModule):
         ):
             return False
         if set(kwargs) - {"max_new_tokens", "num_beams", "do_sample", "logits_processor"}:
+            return False
+        if cfg.eos_token_id is None and cfg.pad_token_id is None:
             return False
         return plain_generation_config(cfg)
 

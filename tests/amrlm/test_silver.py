@@ -139,3 +139,21 @@ def test_make_amr_silver_parses_your_sentences_and_checks_the_file_first(tmp_pat
     ]
     assert len(check) == len(parse) == 1 and check[0] < parse[0]
     assert "is no file" in lines[check[0]]
+
+
+def test_more_candidates_follow_the_offline_ones_without_repeats(tmp_path, data_dir, capsys):
+    """``--also``: the file's lines after the offline candidates; a repeat of one of them (any
+    case), an excluded sentence and one of over 40 words are left out."""
+    from paraamr.amrlm.silver import main
+
+    root = Path(data_dir) / "paraphrase"
+    first = (root / "qqppos-paranmt-small/para/test_src.txt").read_text().splitlines()[0]
+    also = tmp_path / "more.txt"
+    long = " ".join(["word"] * 41)
+    also.write_text(f"a new sentence .\n{first.upper()}\n{long}\nanother one .\nleft out .\n")
+    exclude = tmp_path / "exclude.txt"
+    exclude.write_text("LEFT OUT .\n")
+    assert main(["--data", str(data_dir), "--exclude", str(exclude), "--also", str(also)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    base = select_sentences(offline_candidates(data_dir))
+    assert out == base + ["a new sentence .", "another one ."]

@@ -68,7 +68,9 @@ def test_generation_in_eval_mode_restores_train_mode_after_an_error(tiny_gpt2, t
         seen.append((m.training, m.model.training))
         raise RuntimeError("out of memory")
 
-    monkeypatch.setattr(m.model, "generate", boom)
+    # the model's forward fails: under model.generate (beams, seq2seq) and under the greedy
+    # decoding that drops finished rows (a decoder-only model's greedy calls) alike
+    monkeypatch.setattr(m.model, "forward", boom)
     with pytest.raises(RuntimeError, match="out of memory"):
         call()
     assert seen == [(False, False)] and m.training and m.model.training
