@@ -153,7 +153,8 @@ def main(argv=None) -> None:
         counter = StepCounter(stog.module.model.lm_head)
         res["stages"]["parse"] = run_stage(stog, stog.parse, sents, counter, a.big_batch)
     if "step" in stages:  # one decoding step's cost by batch size, the parser's model
-        stog = TrainedStog(a.amr_model, device="cpu")
+        if "parse" not in stages:
+            stog = TrainedStog(a.amr_model, device="cpu")
         res["step_ms"] = step_costs(stog.module.model)
         print("step ms", res["step_ms"], flush=True)
     if "generate" in stages:
