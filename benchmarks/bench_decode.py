@@ -10,10 +10,13 @@ constrained and capped, on ParaNMT-small source sentences;
 :class:`paraamr.builder.models.TrainedGenerator` on gold AMR Bank graphs) once per variant over
 the same ``--n`` items: ``model.generate`` in batches of 16 (the wrappers' batch size before),
 the compact decoding in batches of 16, ``model.generate`` and the compact decoding in batches of
-``--big-batch``. A hook on the output layer counts the rows the model ran
-(``model_rows``: decoder steps × rows in the batch), and every variant's answers are compared
-with the first's (``same_answers``). ``step_ms``: the milliseconds of one cached decoding step
-of the parser's model at batch sizes 1, 16 and 64 (``--stages step`` times only this).
+``--big-batch``, and the compact decoding in batches of ``--big-batch`` under bf16 autocast
+(fast where the CPU has AVX512-BF16 or AMX, emulated and slow elsewhere: ``machine.bf16``).
+A hook on the output layer counts the rows the model ran (``model_rows``: decoder steps × rows
+in the batch), and every variant's answers are compared with the first's (``same_answers``).
+``step_ms``: the milliseconds of one cached decoding step of the parser's model at batch
+sizes 1, 16 and 64, in fp32, and in bf16 (``step_ms_bf16``; ``--stages step`` times only
+these).
 """
 
 from __future__ import annotations
@@ -54,27 +57,31 @@ def paranmt_sources(data: Path, n: int) -> list[str]:
     return lines[:n]
 
 
-def variants(big: int) -> list[tuple[str, int, bool]]:
-    """(label, batch size, compact) in the order they run; the first is the reference.
+def variants(big: int) -> list[tuple[str, int, bool, str]]:
+    """(label, batch size, compact, precision) in the order they run; the first is the
+    reference.
 
-    >>> [v[0] for v in variants(64)][1:]
-    ['compact, batch 16', 'model.generate, batch 64', 'compact, batch 64']
+    >>> [v[0] for v in variants(64)][2:]
+    ['model.generate, batch 64', 'compact, batch 64', 'compact, batch 64, bf16']
     """
-    return [(f"{'compact' if c else 'model.generate'}, batch {b}", b, c)
+    fp32 = [(f"{'compact' if c else 'model.generate'}, batch {b}", b, c, "fp32")
             for b in (16, big) for c in (False, True)]  # fmt: skip
+    return [*fp32, (f"compact, batch {big}, bf16", big, True, "bf16")]
 
 
 def run_stage(wrapper, fn, items, counter, big: int) -> dict:
     """Seconds, items/s, model rows and agreement with the reference, per variant."""
     out, ref = {}, None
-    for label, batch, compact in variants(big):
+    for label, batch, compact, precision in variants(big):
         wrapper.batch_size = batch
+        wrapper.module.set_precision(precision)
         counter.rows = 0
         ctx = contextlib.nullcontext() if compact else hf_generate_only()
         with ctx:
             t0 = time.perf_counter()
             answers = fn(list(items))
             dt = time.perf_counter() - t0
+        wrapper.module.set_precision("fp32")
         answers = [a if isinstance(a, str) else json.dumps(a, default=str) for a in answers]
         ref = answers if ref is None else ref
         out[label] = {
@@ -87,14 +94,16 @@ def run_stage(wrapper, fn, items, counter, big: int) -> dict:
     return out
 
 
-def step_costs(model, rows=(1, 16, 64), context: int = 30, steps: int = 10) -> dict[str, float]:
+def step_costs(model, rows=(1, 16, 64), context: int = 30, steps: int = 10,
+               precision: str = "fp32") -> dict[str, float]:  # fmt: skip
     """Milliseconds of one cached decoding step of ``model`` per batch size: the mean of
-    ``steps`` steps after a ``context``-token prompt of random ids."""
+    ``steps`` steps after a ``context``-token prompt of random ids, in ``precision``."""
     from paraamr.lms.greedy import _cache_of, _forward_names
+    from paraamr.precision import resolve
 
     name, last_only = _forward_names(model)
     out = {}
-    with torch.no_grad():
+    with torch.no_grad(), resolve(precision).context():
         for b in rows:
             ids = torch.randint(0, model.config.vocab_size, (b, context))
             cache = _cache_of(model(input_ids=ids, use_cache=True, **last_only))
@@ -132,6 +141,7 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default="results/bench/decode.json")
     a = ap.parse_args(argv)
     from paraamr.builder.models import TrainedGenerator, TrainedStog
+    from paraamr.precision import cpu_bf16_support
 
     torch.set_num_threads(a.threads)
     data = Path(a.data_dir)
@@ -141,6 +151,7 @@ def main(argv=None) -> None:
             "torch_threads": torch.get_num_threads(),
             "platform": platform.platform(),
             "torch": torch.__version__,
+            "bf16": cpu_bf16_support()[1],  # native (AVX512-BF16 / AMX) or emulated
         },
         "amr_model": a.amr_model,
         "n": a.n,
@@ -156,7 +167,8 @@ def main(argv=None) -> None:
         if "parse" not in stages:
             stog = TrainedStog(a.amr_model, device="cpu")
         res["step_ms"] = step_costs(stog.module.model)
-        print("step ms", res["step_ms"], flush=True)
+        res["step_ms_bf16"] = step_costs(stog.module.model, precision="bf16")
+        print("step ms", res["step_ms"], "bf16", res["step_ms_bf16"], flush=True)
     if "generate" in stages:
         gen = TrainedGenerator(a.amr_model, device="cpu")
         graphs = real_graphs(data, a.n)

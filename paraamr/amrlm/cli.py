@@ -11,6 +11,9 @@
   naming the file and line).
 - ``--num-beams N`` (both): beam search with ``N`` beams instead of the model's own setting
   (inside the parser's constraint, as :meth:`paraamr.amrlm.module.AMRModule.generate`).
+- ``--dtype SETTING`` (both): the precision of the decoding (``fp32``, the default; ``bf16``;
+  ``auto``: bf16 where the CPU or GPU runs it natively;
+  :meth:`paraamr.amrlm.module.AMRModule.set_precision`).
 
 ``DIR`` is a run's folder (``experiments/train_amr.py out_dir=DIR``: the model is found under
 ``DIR/parser/model`` or ``DIR/generator/model``) or a model folder itself.
@@ -60,6 +63,9 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
         c.add_argument("--num-beams", type=whole_number(1), default=None, metavar="N",
                        help="beam search with N beams (default: the model's setting, greedy "
                        "as trained)")  # fmt: skip
+        c.add_argument("--dtype", default=None, choices=("fp32", "bf16", "auto"), metavar="P",
+                       help="precision of the decoding: fp32 (default), bf16 (autocast on a "
+                       "CPU), auto (bf16 where native)")  # fmt: skip
     cmds.choices["parse"].add_argument(
         "--output", default=None, metavar="FILE",
         help="write the graphs here chunk by chunk (a rerun after a kill continues) instead "
@@ -108,24 +114,24 @@ def run_amr(a: argparse.Namespace) -> None:
     if direction == "parse":
         lines = text.splitlines()
         if a.output:
-            res = parse_to_file(_load(where, a.num_beams), lines, a.output, a.batch_size,
+            res = parse_to_file(_load(where, a.num_beams, a.dtype), lines, a.output, a.batch_size,
                                 a.on_error, name, a.progress)  # fmt: skip
             if res["resumed"]:
                 print(f"amr parse: {a.output} held {res['resumed']} of {res['lines']} graphs; "
                       f"parsed the other {res['parsed']}", file=sys.stderr)  # fmt: skip
         else:
-            module = _load(where, a.num_beams)
+            module = _load(where, a.num_beams, a.dtype)
             blocks = parse_lines(module, lines, a.batch_size, a.on_error, name, a.progress)
             print("\n\n".join(blocks))
     else:
         blocks = read_graph_blocks(text, a.on_error, name)
-        module = _load(where, a.num_beams)
+        module = _load(where, a.num_beams, a.dtype)
         for sentence in generate_blocks(module, blocks, a.batch_size, name, a.progress):
             print(sentence)
 
 
-def _load(where: Path, num_beams: int | None = None) -> Any:
-    """The saved module, decoding with ``num_beams`` beams where given."""
+def _load(where: Path, num_beams: int | None = None, dtype: str | None = None) -> Any:
+    """The saved module, decoding with ``num_beams`` beams where given, in ``dtype``."""
     from transformers.utils import logging as hf_logging
 
     from paraamr.amrlm.module import AMRModule
@@ -136,6 +142,7 @@ def _load(where: Path, num_beams: int | None = None) -> Any:
         s = module.settings
         module.set_decoding(s["answer_cap"], s["no_repeat_words"], stop_loops=s.get("stop_loops"),
                             num_beams=num_beams)  # fmt: skip
+    module.set_precision(dtype, "--dtype")
     return module
 
 

@@ -20,6 +20,7 @@ import torch
 from paraamr.amrlm.constraint import BalancedGraph, BracketTable
 from paraamr.errors import ConfigError
 from paraamr.lms.constrained import ConstrainedLogits
+from paraamr.precision import Precision, resolve
 from paraamr.top.module import Seq2SeqModule, decode_ids
 from paraamr.utils import is_whole
 
@@ -108,6 +109,8 @@ class AMRModule(Seq2SeqModule):
         self.settings.pop("labels", None)
         self.settings.pop("add_label_tokens", None)
         self._brackets: BracketTable | None = None
+        #: what :meth:`generate` runs in (:meth:`set_precision`); training has its own
+        self.inference_precision: Precision = resolve(None)
 
     def graph_prompt(self, graph: Any) -> str:
         """The prompt of a graph laid out from its top, as this generator was trained on."""
@@ -155,8 +158,24 @@ class AMRModule(Seq2SeqModule):
             gen["logits_processor"] = LogitsProcessorList(
                 [RepeatedWordBlocker(self.tokenizer, start, n)]
             )
-        out = self.generate_ids(batch, **gen)
+        with self.inference_precision.context():
+            out = self.generate_ids(batch, **gen)
         return [decode_ids(self.tokenizer, ids) for ids in out]
+
+    def set_precision(self, dtype: str | None, what: str = "dtype") -> Precision:
+        """Run :meth:`generate` in ``dtype`` on this module's device
+        (:func:`paraamr.precision.resolve`: ``None`` or ``fp32``; ``bf16``; ``auto``, bf16 where
+        the device runs it natively). On a CPU bf16 is autocast over the fp32 weights; on a GPU
+        half precision casts the weights. ``what`` names the setting in errors and notes."""
+        import logging
+
+        p = resolve(dtype, self.device, what)
+        if p.note:
+            logging.getLogger(__name__).warning("%s: %s", what, p.note)
+        if p.weights != "fp32":
+            self.model.to(p.torch_dtype())
+        self.inference_precision = p
+        return p
 
     def set_decoding(
         self,

@@ -31,9 +31,11 @@ ROLE_OF = {"parse": "parser", "generate": "generator"}
 SCORES = "scores.json"
 
 
-def signature(cfg: DictConfig, direction: str, silver: int = 0) -> Signature:
+def signature(cfg: DictConfig, direction: str, silver: int = 0,
+              precision: str = "fp32") -> Signature:  # fmt: skip
     """``amr:<direction>|model:…|data:…|steps:…|…|versions:…`` of one direction's scores;
-    ``silver``: the silver graphs among its training pairs (``silver:<n>``)."""
+    ``silver``: the silver graphs among its training pairs (``silver:<n>``); ``precision``:
+    the decoding's (:attr:`paraamr.precision.Precision.label`), a field unless ``fp32``."""
     from paraamr.amrlm.module import cap_label, decode_label
 
     m = cfg.model
@@ -57,6 +59,7 @@ def signature(cfg: DictConfig, direction: str, silver: int = 0) -> Signature:
         ("silver", silver),
         ("metric", "smatch-1.0.4" if direction == "parse" else "sacrebleu+cos(minilm)"),
         ("decode", decode_label(stage.get("num_beams", 1))),
+        *([("precision", precision)] if precision != "fp32" else []),  # fp32 keeps old names
         ("seed", cfg.seed),
         ("versions", versions_field(("torch", "transformers", "sacrebleu"))),
     )
@@ -121,6 +124,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         module.set_decoding(sub.model.get("answer_cap"), sub.model.get("no_repeat_words"),
                             stop_loops=sub.model.get("stop_loops"),
                             num_beams=sub.model.get("num_beams", 1))  # fmt: skip
+        precision = module.set_precision(cfg.eval.get("dtype"), "eval.dtype")
         batch = int(cfg.eval.batch_size)
         if direction == "parse":
             scores = evaluate_parser(module, split["test"], batch, cfg.get("progress", True))
@@ -142,7 +146,9 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             "train_minutes": round((t1 - t0) / 60, 2),
             "eval_minutes": round((time.perf_counter() - t1) / 60, 2),
             "model_dir": trained["model_dir"],
-            "signature": str(signature(cfg, direction, len(silver.items) if with_silver else 0)),
+            "signature": str(
+                signature(cfg, direction, len(silver.items) if with_silver else 0, precision.label)
+            ),
         }
         if with_silver:
             result["directions"][direction]["silver"] = silver.summary()

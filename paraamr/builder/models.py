@@ -225,7 +225,8 @@ class TrainedStog:
     length-sorted batches, decoding that writes only balanced graphs; ``parse`` returns PENMAN
     strings with ``# ::snt``, or ``None`` for an answer that does not deserialize (a reject at
     stage ``parse``). ``answer_cap``, ``stop_loops``, ``num_beams``: the decoding
-    (:class:`paraamr.amrlm.module.AMRModule`)."""
+    (:class:`paraamr.amrlm.module.AMRModule`); ``dtype``: its precision
+    (:meth:`~paraamr.amrlm.module.AMRModule.set_precision`; the signature names it unless fp32)."""
 
     def __init__(
         self,
@@ -235,16 +236,18 @@ class TrainedStog:
         answer_cap: Sequence[float] | None = (7.0, 10.0),
         stop_loops: int | None = None,
         num_beams: int = 1,
+        dtype: str | None = None,
     ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "parse", device)
         self.module.set_decoding(answer_cap, None, stop_loops=stop_loops, num_beams=num_beams)
+        self.precision = self.module.set_precision(dtype, "stog.dtype")
 
     def signature(self) -> str:
         from paraamr.amrlm.module import cap_label
 
         s = self.module.settings
-        extra = _decoding_extra(s["num_beams"], loops=s["stop_loops"])
+        extra = _decoding_extra(s["num_beams"], loops=s["stop_loops"]) + _label(self.precision)
         return f"amrlm-parser({Path(self.model_dir).name},cap={cap_label(s['answer_cap'])}{extra})"
 
     def parse(self, sentences: Sequence[str]) -> list[str | None]:
@@ -265,7 +268,8 @@ class TrainedStog:
 class TrainedGenerator:
     """AMR → text with the generator trained here (:mod:`paraamr.amrlm`,
     ``DIR/generator/model``): each one-line graph serialized from its top as in training,
-    length-sorted batches; ``clipped`` when the graph was longer than the model reads."""
+    length-sorted batches; ``clipped`` when the graph was longer than the model reads.
+    ``dtype``: the precision, as :class:`TrainedStog`'s."""
 
     def __init__(
         self,
@@ -274,16 +278,18 @@ class TrainedGenerator:
         device: str | None = None,
         no_repeat_words: int | None = 4,
         num_beams: int = 1,
+        dtype: str | None = None,
     ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "generate", device)
         self.module.set_decoding(None, no_repeat_words, num_beams=num_beams)
+        self.precision = self.module.set_precision(dtype, "generator.dtype")
 
     def signature(self) -> str:
         n = self.module.settings["no_repeat_words"]
         form = self.module.settings.get("graph_form", "serialized")
         graph = "" if form == "serialized" else f",graph={form}"  # the default keeps old names
-        extra = _decoding_extra(self.module.settings["num_beams"])
+        extra = _decoding_extra(self.module.settings["num_beams"]) + _label(self.precision)
         return f"amrlm-generator({Path(self.model_dir).name},no-repeat={n}{graph}{extra})"
 
     def generate(self, graphs: Sequence[str]) -> list[tuple[str, bool]]:

@@ -116,11 +116,13 @@ def test_the_trainer_writes_both_models_scores_and_outputs(train_amr, tmp_path, 
     # a finished direction is reused, not retrained
     stamp = (tmp_path / "parser" / "model" / "amr_module.json").stat().st_mtime_ns
     assert Signature(parse["signature"]).fields["cap"] == "7x10"  # the default budget
-    train_amr(tmp_path, "directions=[parse]", "model.answer_cap=null")
+    assert "precision" not in Signature(parse["signature"]).fields  # fp32 keeps its old name
+    train_amr(tmp_path, "directions=[parse]", "model.answer_cap=null", "eval.dtype=bf16")
     assert (tmp_path / "parser" / "model" / "amr_module.json").stat().st_mtime_ns == stamp
     again = json.loads((tmp_path / "scores.json").read_text())["directions"]
     assert sorted(again) == ["generate", "parse"]  # the other direction's entry is kept
-    assert Signature(again["parse"]["signature"]).fields["cap"] == "none"  # re-scored
+    fields = Signature(again["parse"]["signature"]).fields
+    assert fields["cap"] == "none" and fields["precision"] == "bf16-autocast"  # re-scored
 
 
 def _cli(*args, stdin: str | None = None):
@@ -184,6 +186,38 @@ def test_num_beams_on_the_command_line_reaches_the_decoder(
     main(["amr", "generate", "--model", str(tmp_path), "--input", str(tmp_path / "g.txt"),
           "--num-beams", "2"])  # fmt: skip
     assert seen == [3, 1, 2]  # without the option: the model's own setting (greedy)
+
+
+def test_dtype_runs_the_decoding_under_bf16_autocast(train_amr, tmp_path, monkeypatch, capsys):
+    """``--dtype bf16`` (command line) and ``dtype`` (the builder's wrappers) run every decoding
+    call under bf16 autocast; the default runs fp32, and the signature names bf16 only."""
+    import torch
+
+    from paraamr.amrlm.module import AMRModule
+    from paraamr.builder.models import TrainedGenerator, TrainedStog
+    from paraamr.cli import main
+
+    train_amr(tmp_path)
+    seen, decode = [], AMRModule.generate_ids
+
+    def spy(self, batch, **kw):
+        seen.append(torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu"))
+        return decode(self, batch, **kw)
+
+    monkeypatch.setattr(AMRModule, "generate_ids", spy)
+    sentences = tmp_path / "s.txt"
+    sentences.write_text("He left .\nThe prince smiled .\n")
+    main(["amr", "parse", "--model", str(tmp_path), "--input", str(sentences), "--dtype", "bf16"])
+    (tmp_path / "g.txt").write_text(capsys.readouterr().out)
+    main(["amr", "generate", "--model", str(tmp_path), "--input", str(tmp_path / "g.txt")])
+    assert seen == [torch.bfloat16, False]
+    stog = TrainedStog(str(tmp_path), device="cpu", dtype="bf16")
+    gen = TrainedGenerator(str(tmp_path), device="cpu")
+    graphs = stog.parse(["He left ."])
+    gen.generate([g for g in graphs if g] or ["(l / leave-11 :ARG0 (h / he))"])
+    assert seen[2:] == [torch.bfloat16, False]
+    assert stog.signature() == f"amrlm-parser({tmp_path.name},cap=7x10,bf16-autocast)"
+    assert gen.signature() == f"amrlm-generator({tmp_path.name},no-repeat=4)"
 
 
 @pytest.mark.parametrize(
