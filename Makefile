@@ -119,7 +119,12 @@ amr-model: setup ## the AMR parser and generator trained here, into AMR_MODEL, w
 	test -f $(AMR_MODEL)/parser/model/amr_module.json -a -f $(AMR_MODEL)/generator/model/amr_module.json \
 		|| $(PY) experiments/train_amr.py out_dir=$(AMR_MODEL) $(AMR_ARGS)
 
-BUILD_AMR = $(PY) experiments/build.py stog=smollm2 generator=smollm2 amr_model=$(AMR_MODEL) lm=smollm2
+# AMR_DTYPE: the trained models' decoding precision in parses and builds (empty: fp32; bf16;
+# auto: bf16 where the CPU has AVX512-BF16 or AMX; make bench-decode measures it)
+AMR_DTYPE ?=
+AMR_PARSE = $(PY) -m paraamr.cli amr parse --model $(AMR_MODEL) $(if $(AMR_DTYPE),--dtype $(AMR_DTYPE))
+BUILD_AMR = $(PY) experiments/build.py stog=smollm2 generator=smollm2 amr_model=$(AMR_MODEL) lm=smollm2 \
+	$(if $(AMR_DTYPE),stog.dtype=$(AMR_DTYPE) generator.dtype=$(AMR_DTYPE))
 build-offline: setup ## offline corpus from your sentences: trains the AMR models into AMR_MODEL when missing (~45 min on 2 cores), then builds: make build-offline INPUT=sentences.txt
 	@test -n "$(INPUT)" && test -f "$(INPUT)" || { echo "make build-offline: INPUT=FILE is required (one sentence a line): '$(INPUT)' is no file" >&2; exit 2; }
 	$(MAKE) amr-model AMR_MODEL=$(AMR_MODEL) AMR_ARGS="$(AMR_ARGS)"
@@ -139,7 +144,7 @@ $(BUILT)/paranmt_small_sources.txt:
 	mkdir -p $(@D) && $(PY) -m paraamr.cli sources \
 		$(DATA)/paraphrase/qqppos-paranmt-small/para/valid_src.txt --format src-trg > $@.part && mv $@.part $@
 $(BUILT)/%.amr: $(BUILT)/%_sources.txt | amr-model
-	$(PY) -m paraamr.cli amr parse --model $(AMR_MODEL) --input $< --progress --output $@.part && mv $@.part $@
+	$(AMR_PARSE) --input $< --progress --output $@.part && mv $@.part $@
 $(BUILT)/%/all/corpus.jsonl: $(BUILT)/%.amr
 	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/all keep_graphs=true $(ARGS)
 $(BUILT)/%/top/corpus.jsonl: $(BUILT)/%.amr
@@ -166,7 +171,7 @@ $(SILVER_DIR)/sentences.txt: $(BUILT)/paranmt_small_sources.txt $(BUILT)/paraban
 		> $@.part && mv $@.part $@
 $(SILVER_DIR)/silver.amr: $(filter $(SILVER_DIR)/sentences.txt,$(SILVER_INPUT)) | amr-model
 	@test -f "$(SILVER_INPUT)" || { echo "make amr-silver: SILVER_INPUT=$(SILVER_INPUT) is no file (one sentence a line)" >&2; exit 2; }
-	$(PY) -m paraamr.cli amr parse --model $(AMR_MODEL) --input $(SILVER_INPUT) --progress --output $@.part && mv $@.part $@
+	$(AMR_PARSE) --input $(SILVER_INPUT) --progress --output $@.part && mv $@.part $@
 amr-silver: setup $(SILVER_DIR)/silver.amr ## generator trained on gold + silver graphs (SILVER_INPUT parsed by AMR_MODEL) into SILVER_DIR, AMR_MODEL's parser linked in
 	mkdir -p $(SILVER_DIR) && ln -sfn $(abspath $(AMR_MODEL))/parser $(SILVER_DIR)/parser
 	test -f $(SILVER_DIR)/generator/model/amr_module.json || $(PY) experiments/train_amr.py \

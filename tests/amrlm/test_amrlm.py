@@ -418,6 +418,16 @@ def test_make_corpus_offline_parses_each_set_once_and_builds_it_twice(tmp_path):
     tables = [x for x in lines if "experiments/table2.py" in x]
     assert [t.split("+experiment=")[1].split()[0] for t in tables] == [
         "table2_built", "table2_built_paranmt_small"]  # fmt: skip
+    assert "dtype" not in r.stdout  # fp32 unless asked for
+    bf16 = subprocess.run(["make", "-n", "corpus-offline", f"BUILT={tmp_path}", "AMR_DTYPE=auto",
+                           f"AMR_MODEL={tmp_path}/m"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    lines = bf16.stdout.replace("\\\n", " ").splitlines()
+    parses = [x for x in lines if "amr parse" in x]
+    builds = [x for x in lines if "experiments/build.py" in x]
+    assert len(parses) == 2 and all("--dtype auto" in x for x in parses)
+    assert len(builds) == 4
+    assert all("stog.dtype=auto generator.dtype=auto" in x for x in builds)
     paired = [x for x in lines if "paraamr.cli paired" in x]  # re-focused vs round trip
     assert len(paired) == 1 and "ParaAMR-built ParaAMR-built-no-refocus" in paired[0]
     assert "table2-$s/paired-refocus.json" in paired[0]
