@@ -10,13 +10,14 @@ constrained and capped, on ParaNMT-small source sentences;
 :class:`paraamr.builder.models.TrainedGenerator` on gold AMR Bank graphs) once per variant over
 the same ``--n`` items: ``model.generate`` in batches of 16 (the wrappers' batch size before),
 the compact decoding in batches of 16, ``model.generate`` and the compact decoding in batches of
-``--big-batch``, and the compact decoding in batches of ``--big-batch`` under bf16 autocast
+``--big-batch``, and the compact decoding in batches of ``--big-batch`` on bf16 weights
 (fast where the CPU has AVX512-BF16 or AMX, emulated and slow elsewhere: ``machine.bf16``).
 A hook on the output layer counts the rows the model ran (``model_rows``: decoder steps × rows
 in the batch), and every variant's answers are compared with the first's (``same_answers``).
 ``step_ms``: the milliseconds of one cached decoding step of the parser's model at batch
-sizes 1, 16 and 64, in fp32, and in bf16 (``step_ms_bf16``; ``--stages step`` times only
-these).
+sizes 1, 16 and 64, in fp32, then under bf16 autocast over the fp32 weights
+(``step_ms_autocast``) and on bf16 weights (``step_ms_bf16``); ``--stages step`` times only
+these.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def step_costs(model, rows=(1, 16, 64), context: int = 30, steps: int = 10,
 
     name, last_only = _forward_names(model)
     out = {}
-    with torch.no_grad(), resolve(precision).context():
+    with torch.no_grad(), resolve(precision).context():  # bf16: autocast
         for b in rows:
             ids = torch.randint(0, model.config.vocab_size, (b, context))
             cache = _cache_of(model(input_ids=ids, use_cache=True, **last_only))
@@ -166,9 +167,13 @@ def main(argv=None) -> None:
     if "step" in stages:  # one decoding step's cost by batch size, the parser's model
         if "parse" not in stages:
             stog = TrainedStog(a.amr_model, device="cpu")
-        res["step_ms"] = step_costs(stog.module.model)
-        res["step_ms_bf16"] = step_costs(stog.module.model, precision="bf16")
-        print("step ms", res["step_ms"], "bf16", res["step_ms_bf16"], flush=True)
+        model = stog.module.model
+        res["step_ms"] = step_costs(model)
+        res["step_ms_autocast"] = step_costs(model, precision="bf16")
+        model.to(torch.bfloat16)
+        res["step_ms_bf16"] = step_costs(model)
+        model.float()
+        print("step ms", {k: res[k] for k in res if k.startswith("step_ms")}, flush=True)
     if "generate" in stages:
         gen = TrainedGenerator(a.amr_model, device="cpu")
         graphs = real_graphs(data, a.n)

@@ -51,17 +51,21 @@ class Precision:
         device: ``cpu`` or ``cuda``.
         note: why this differs from the setting, or why it will be slow; ``None`` when neither.
         setting: the setting as given (a Lightning spelling is kept for the Trainer).
+        cpu_weights: bf16 on a CPU casts the weights too instead of autocasting
+            (:func:`resolve` with ``inference=True``).
     """
 
     name: str
     device: str
     note: str | None = None
     setting: str = "auto"
+    cpu_weights: bool = False
 
     @property
     def autocast(self) -> bool:
-        """bf16 on a CPU: fp32 weights, bf16 matmuls under :func:`torch.autocast`."""
-        return self.name == "bf16" and self.device == "cpu"
+        """bf16 on a CPU: fp32 weights, bf16 matmuls under :func:`torch.autocast` (unless
+        :attr:`cpu_weights`)."""
+        return self.name == "bf16" and self.device == "cpu" and not self.cpu_weights
 
     @property
     def weights(self) -> str:
@@ -103,10 +107,13 @@ def _device_type(device: Any) -> str:
     return "cuda" if str(device).startswith("cuda") or str(device) == "gpu" else "cpu"
 
 
-def resolve(setting: Any, device: Any = "cpu", what: str = "precision") -> Precision:
+def resolve(setting: Any, device: Any = "cpu", what: str = "precision",
+            inference: bool = False) -> Precision:  # fmt: skip
     """The :class:`Precision` that ``setting`` runs in on ``device`` (``cpu``, ``cuda[:N]`` or
     Lightning's ``gpu``). ``what`` names the setting in errors. Unknown settings are a
-    :class:`~paraamr.errors.ConfigError`.
+    :class:`~paraamr.errors.ConfigError`. ``inference``: bf16 on a CPU casts the weights too
+    (:attr:`Precision.cpu_weights`): decoding runs many small steps, and autocast would cast
+    every weight again at each one (``make bench-decode``).
 
     Examples:
         >>> p = resolve("bf16-mixed", "gpu")
@@ -114,6 +121,9 @@ def resolve(setting: Any, device: Any = "cpu", what: str = "precision") -> Preci
         ('bf16', 'cuda', 'bf16-mixed', None)
         >>> resolve("fp16", "cpu").note
         'fp16 runs fp32 on a CPU'
+        >>> p = resolve("bf16", "cpu", inference=True)
+        >>> p.autocast, p.weights, p.label
+        (False, 'bf16', 'bf16')
         >>> resolve("half", "cpu", "lm.dtype")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         paraamr.errors.ConfigError: lm.dtype: 'half' is not one of auto, fp32, 32, ...
@@ -131,11 +141,11 @@ def resolve(setting: Any, device: Any = "cpu", what: str = "precision") -> Preci
     elif name == "bf16" and device == "cpu":
         native, why = cpu_bf16_support()
         notes = [f"{key} on a CPU runs as bf16-mixed (fp32 weights, bf16 autocast)"
-                 ] if key == "bf16-true" else []  # fmt: skip
+                 ] if key == "bf16-true" and not inference else []  # fmt: skip
         if not native:
             notes.append(f"{key} on this CPU is slower than fp32: {why}")
         note = "; ".join(notes) or None
-    return Precision(name, device, note, key)
+    return Precision(name, device, note, key, inference and name == "bf16" and device == "cpu")
 
 
 def native_bf16(device: str) -> bool:

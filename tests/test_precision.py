@@ -58,6 +58,31 @@ def test_the_rule(hardware, setting, device, native, name, autocast, weights, li
     assert (p.note is not None) == note
 
 
+# inference (decoding): bf16 on a CPU casts the weights; every other row as in RULE
+INFERENCE = [
+    ("auto", "cpu", True, "bf16", False, "bf16", "bf16", False),
+    ("auto", "cpu", False, "fp32", False, "fp32", "fp32", False),
+    ("bf16", "cpu", False, "bf16", False, "bf16", "bf16", True),  # emulated: warned
+    ("bf16-true", "cpu", True, "bf16", False, "bf16", "bf16", False),  # as asked: no note
+    ("auto", "cuda", True, "bf16", False, "bf16", "bf16", False),
+    ("fp16", "cpu", True, "fp32", False, "fp32", "fp32", True),
+]
+
+
+@pytest.mark.parametrize("setting,device,native,name,autocast,weights,label,note", INFERENCE)
+def test_the_rule_for_inference(hardware, setting, device, native, name, autocast, weights,
+                                label, note):  # fmt: skip
+    import torch
+
+    hardware(native)
+    p = P.resolve(setting, device, inference=True)
+    assert (p.name, p.autocast, p.weights, p.label) == (name, autocast, weights, label)
+    assert (p.note is not None) == note
+    a = torch.randn(4, 4)
+    with p.context():  # never autocast: the weights carry the precision
+        assert (a @ a).dtype == torch.float32
+
+
 def test_unknown_setting_names_the_key():
     with pytest.raises(ConfigError, match=r"^lm\.dtype: 'half' is not one of auto, fp32"):
         P.resolve("half", "cpu", "lm.dtype")

@@ -64,8 +64,8 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
                        help="beam search with N beams (default: the model's setting, greedy "
                        "as trained)")  # fmt: skip
         c.add_argument("--dtype", default=None, choices=("fp32", "bf16", "auto"), metavar="P",
-                       help="precision of the decoding: fp32 (default), bf16 (autocast on a "
-                       "CPU), auto (bf16 where native)")  # fmt: skip
+                       help="precision of the decoding: fp32 (default), bf16 (bf16 weights), "
+                       "auto (bf16 where native)")  # fmt: skip
     cmds.choices["parse"].add_argument(
         "--output", default=None, metavar="FILE",
         help="write the graphs here chunk by chunk (a rerun after a kill continues) instead "

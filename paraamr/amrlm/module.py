@@ -164,16 +164,16 @@ class AMRModule(Seq2SeqModule):
 
     def set_precision(self, dtype: str | None, what: str = "dtype") -> Precision:
         """Run :meth:`generate` in ``dtype`` on this module's device
-        (:func:`paraamr.precision.resolve`: ``None`` or ``fp32``; ``bf16``; ``auto``, bf16 where
-        the device runs it natively). On a CPU bf16 is autocast over the fp32 weights; on a GPU
-        half precision casts the weights. ``what`` names the setting in errors and notes."""
+        (:func:`paraamr.precision.resolve` for inference: ``None`` or ``fp32``; ``bf16``;
+        ``auto``, bf16 where the device runs it natively). bf16 and fp16 cast the weights, on a
+        CPU too (a decoding step is small, and autocast would cast every weight again at each
+        one); ``fp32`` casts them back. ``what`` names the setting in errors and notes."""
         import logging
 
-        p = resolve(dtype, self.device, what)
+        p = resolve(dtype, self.device, what, inference=True)
         if p.note:
             logging.getLogger(__name__).warning("%s: %s", what, p.note)
-        if p.weights != "fp32":
-            self.model.to(p.torch_dtype())
+        self.model.to(p.torch_dtype())
         self.inference_precision = p
         return p
 

@@ -122,7 +122,7 @@ def test_the_trainer_writes_both_models_scores_and_outputs(train_amr, tmp_path, 
     again = json.loads((tmp_path / "scores.json").read_text())["directions"]
     assert sorted(again) == ["generate", "parse"]  # the other direction's entry is kept
     fields = Signature(again["parse"]["signature"]).fields
-    assert fields["cap"] == "none" and fields["precision"] == "bf16-autocast"  # re-scored
+    assert fields["cap"] == "none" and fields["precision"] == "bf16"  # re-scored
 
 
 def _cli(*args, stdin: str | None = None):
@@ -188,9 +188,10 @@ def test_num_beams_on_the_command_line_reaches_the_decoder(
     assert seen == [3, 1, 2]  # without the option: the model's own setting (greedy)
 
 
-def test_dtype_runs_the_decoding_under_bf16_autocast(train_amr, tmp_path, monkeypatch, capsys):
+def test_dtype_runs_the_decoding_on_bf16_weights(train_amr, tmp_path, monkeypatch, capsys):
     """``--dtype bf16`` (command line) and ``dtype`` (the builder's wrappers) run every decoding
-    call under bf16 autocast; the default runs fp32, and the signature names bf16 only."""
+    call on bf16 weights (on a CPU too: no autocast); the default runs fp32, and the signature
+    names bf16 only."""
     import torch
 
     from paraamr.amrlm.module import AMRModule
@@ -201,7 +202,8 @@ def test_dtype_runs_the_decoding_under_bf16_autocast(train_amr, tmp_path, monkey
     seen, decode = [], AMRModule.generate_ids
 
     def spy(self, batch, **kw):
-        seen.append(torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu"))
+        assert not torch.is_autocast_enabled("cpu")
+        seen.append(self.model.get_input_embeddings().weight.dtype)
         return decode(self, batch, **kw)
 
     monkeypatch.setattr(AMRModule, "generate_ids", spy)
@@ -210,13 +212,13 @@ def test_dtype_runs_the_decoding_under_bf16_autocast(train_amr, tmp_path, monkey
     main(["amr", "parse", "--model", str(tmp_path), "--input", str(sentences), "--dtype", "bf16"])
     (tmp_path / "g.txt").write_text(capsys.readouterr().out)
     main(["amr", "generate", "--model", str(tmp_path), "--input", str(tmp_path / "g.txt")])
-    assert seen == [torch.bfloat16, False]
+    assert seen == [torch.bfloat16, torch.float32]
     stog = TrainedStog(str(tmp_path), device="cpu", dtype="bf16")
     gen = TrainedGenerator(str(tmp_path), device="cpu")
     graphs = stog.parse(["He left ."])
     gen.generate([g for g in graphs if g] or ["(l / leave-11 :ARG0 (h / he))"])
-    assert seen[2:] == [torch.bfloat16, False]
-    assert stog.signature() == f"amrlm-parser({tmp_path.name},cap=7x10,bf16-autocast)"
+    assert seen[2:] == [torch.bfloat16, torch.float32]
+    assert stog.signature() == f"amrlm-parser({tmp_path.name},cap=7x10,bf16)"
     assert gen.signature() == f"amrlm-generator({tmp_path.name},no-repeat=4)"
 
 
