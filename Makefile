@@ -122,7 +122,7 @@ amr-model: setup ## the AMR parser and generator trained here, into AMR_MODEL, w
 # AMR_DTYPE: the trained models' decoding precision in parses and builds (empty: fp32; bf16;
 # auto: bf16 where the CPU has AVX512-BF16 or AMX; make bench-decode measures it)
 AMR_DTYPE ?=
-AMR_PARSE = $(PY) -m paraamr.cli amr parse --model $(AMR_MODEL) $(if $(AMR_DTYPE),--dtype $(AMR_DTYPE))
+AMR_PARSE = $(PY) -m paraamr.cli amr parse --model $(AMR_MODEL)$(if $(AMR_DTYPE), --dtype $(AMR_DTYPE))
 BUILD_AMR = $(PY) experiments/build.py stog=smollm2 generator=smollm2 amr_model=$(AMR_MODEL) lm=smollm2 \
 	$(if $(AMR_DTYPE),stog.dtype=$(AMR_DTYPE) generator.dtype=$(AMR_DTYPE))
 build-offline: setup ## offline corpus from your sentences: trains the AMR models into AMR_MODEL when missing (~45 min on 2 cores), then builds: make build-offline INPUT=sentences.txt
@@ -171,7 +171,7 @@ $(SILVER_DIR)/sentences.txt: $(BUILT)/paranmt_small_sources.txt $(BUILT)/paraban
 		> $@.part && mv $@.part $@
 $(SILVER_DIR)/silver.amr: $(filter $(SILVER_DIR)/sentences.txt,$(SILVER_INPUT)) | amr-model
 	@test -f "$(SILVER_INPUT)" || { echo "make amr-silver: SILVER_INPUT=$(SILVER_INPUT) is no file (one sentence a line)" >&2; exit 2; }
-	$(AMR_PARSE) --input $(SILVER_INPUT) --progress --output $@.part && mv $@.part $@
+	mkdir -p $(@D) && $(AMR_PARSE) --input $(SILVER_INPUT) --progress --output $@.part && mv $@.part $@
 amr-silver: setup $(SILVER_DIR)/silver.amr ## generator trained on gold + silver graphs (SILVER_INPUT parsed by AMR_MODEL) into SILVER_DIR, AMR_MODEL's parser linked in
 	mkdir -p $(SILVER_DIR) && ln -sfn $(abspath $(AMR_MODEL))/parser $(SILVER_DIR)/parser
 	test -f $(SILVER_DIR)/generator/model/amr_module.json || $(PY) experiments/train_amr.py \

@@ -141,6 +141,28 @@ def test_make_amr_silver_parses_your_sentences_and_checks_the_file_first(tmp_pat
     assert "is no file" in lines[check[0]]
 
 
+def test_make_amr_silver_parses_into_a_silver_dir_that_does_not_exist_yet(tmp_path):
+    """A real make run of the parse step with SILVER_INPUT (the parse itself replaced by a
+    script that writes its --output file): SILVER_DIR is made before the parse writes there."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    for role in ("parser", "generator"):  # make amr-model finds both models
+        (tmp_path / "m" / role / "model").mkdir(parents=True)
+        (tmp_path / "m" / role / "model" / "amr_module.json").write_text("{}")
+    mine = tmp_path / "mine.txt"
+    mine.write_text("He left .\n")
+    fake = tmp_path / "parse.sh"
+    fake.write_text('#!/bin/sh\nwhile [ $# -gt 1 ]; do shift; done\necho "(e / x)" > "$1"\n')
+    fake.chmod(0o755)
+    silver = tmp_path / "new" / "s"
+    r = subprocess.run(["make", f"{silver}/silver.amr", f"AMR_MODEL={tmp_path}/m",
+                        f"SILVER_INPUT={mine}", f"SILVER_DIR={silver}", f"AMR_PARSE={fake}"],
+                       cwd=root, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (silver / "silver.amr").read_text() == "(e / x)\n"
+
+
 def test_more_candidates_follow_the_offline_ones_without_repeats(tmp_path, data_dir, capsys):
     """``--also``: the file's lines after the offline candidates; a repeat of one of them (any
     case), an excluded sentence and one of over 40 words are left out."""
