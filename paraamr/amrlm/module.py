@@ -109,7 +109,7 @@ class AMRModule(Seq2SeqModule):
         self.settings.pop("labels", None)
         self.settings.pop("add_label_tokens", None)
         self._brackets: BracketTable | None = None
-        #: what :meth:`generate` runs in (:meth:`set_precision`); training has its own
+        #: the precision of :meth:`generate`'s weights (:meth:`set_precision`); training has its own
         self.inference_precision: Precision = resolve(None)
 
     def graph_prompt(self, graph: Any) -> str:
@@ -158,8 +158,7 @@ class AMRModule(Seq2SeqModule):
             gen["logits_processor"] = LogitsProcessorList(
                 [RepeatedWordBlocker(self.tokenizer, start, n)]
             )
-        with self.inference_precision.context():
-            out = self.generate_ids(batch, **gen)
+        out = self.generate_ids(batch, **gen)
         return [decode_ids(self.tokenizer, ids) for ids in out]
 
     def set_precision(self, dtype: str | None, what: str = "dtype") -> Precision:
