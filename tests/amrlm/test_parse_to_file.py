@@ -89,13 +89,14 @@ def test_graphs_with_a_repeated_edge_are_counted_not_warned_about(tmp_path, monk
     from paraamr.amrlm import cli
 
     monkeypatch.setattr(cli, "model_dir", lambda path, direction: tmp_path)
-    monkeypatch.setattr(cli, "_load", lambda where, num_beams=None: RepeatingParser())
+    monkeypatch.setattr(cli, "_load", lambda where, num_beams=None, dtype=None: RepeatingParser())
     source = tmp_path / "s.txt"
     source.write_text("\n".join(LINES) + "\n")
     out = ["--output", str(tmp_path / "g.amr")] if to_file else []
     cli.run_amr(cli.argparse.Namespace(amr_cmd="parse", model="m", input=str(source),
                                        batch_size=4, on_error="skip", progress=False,
-                                       num_beams=None, output=out[1] if out else None))  # fmt: skip
+                                       num_beams=None, dtype=None,
+                                       output=out[1] if out else None))  # fmt: skip
     err = capsys.readouterr().err
     assert "1 of 7 graphs state an edge twice" in err
     assert not [r for r in caplog.records if r.name.startswith("penman")]  # one per edge: quiet
