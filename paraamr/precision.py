@@ -28,7 +28,8 @@ from typing import Any
 
 from paraamr.errors import ConfigError
 
-__all__ = ["Precision", "resolve", "native_bf16", "cpu_bf16_support", "TORCH_DTYPES", "SETTINGS"]
+__all__ = ["Precision", "resolve", "apply", "native_bf16", "cpu_bf16_support", "TORCH_DTYPES",
+           "SETTINGS"]  # fmt: skip
 
 #: precision name -> torch dtype attribute
 TORCH_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
@@ -146,6 +147,20 @@ def resolve(setting: Any, device: Any = "cpu", what: str = "precision",
             notes.append(f"{key} on this CPU is slower than fp32: {why}")
         note = "; ".join(notes) or None
     return Precision(name, device, note, key, inference and name == "bf16" and device == "cpu")
+
+
+def apply(model: Any, setting: Any, device: Any, what: str = "precision",
+          inference: bool = False) -> Precision:  # fmt: skip
+    """:func:`resolve` ``setting`` on ``device``, log its note as a warning naming ``what``, and
+    cast ``model`` in place to the precision's weights (fp32 casts back); returns the
+    precision."""
+    import logging
+
+    p = resolve(setting, device, what, inference)
+    if p.note:
+        logging.getLogger(__name__).warning("%s: %s", what, p.note)
+    model.to(p.torch_dtype())
+    return p
 
 
 def native_bf16(device: str) -> bool:

@@ -20,7 +20,7 @@ import torch
 from paraamr.amrlm.constraint import BalancedGraph, BracketTable
 from paraamr.errors import ConfigError
 from paraamr.lms.constrained import ConstrainedLogits
-from paraamr.precision import Precision, resolve
+from paraamr.precision import Precision, apply, resolve
 from paraamr.top.module import Seq2SeqModule, decode_ids
 from paraamr.utils import is_whole
 
@@ -167,14 +167,8 @@ class AMRModule(Seq2SeqModule):
         ``auto``, bf16 where the device runs it natively). bf16 and fp16 cast the weights, on a
         CPU too (a decoding step is small, and autocast would cast every weight again at each
         one); ``fp32`` casts them back. ``what`` names the setting in errors and notes."""
-        import logging
-
-        p = resolve(dtype, self.device, what, inference=True)
-        if p.note:
-            logging.getLogger(__name__).warning("%s: %s", what, p.note)
-        self.model.to(p.torch_dtype())
-        self.inference_precision = p
-        return p
+        self.inference_precision = apply(self.model, dtype, self.device, what, inference=True)
+        return self.inference_precision
 
     def set_decoding(
         self,

@@ -10,36 +10,21 @@ Tests use tiny random models in the same on-disk formats (:mod:`paraamr.testing.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paraamr.precision import Precision, resolve
+from paraamr.precision import Precision, apply
 from paraamr.utils import map_length_batches
 
 __all__ = ["AmrlibStog", "AmrlibGenerator", "HFGenerator", "check_model_dir", "MODELS_REMEDY",
            "TINY_REMEDY"]  # fmt: skip
-
-log = logging.getLogger(__name__)
 
 
 def _device(device: str | None) -> str:
     import torch
 
     return device or ("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def _precision(model, dtype: str | None, device: str, what: str) -> Precision:
-    """The :class:`~paraamr.precision.Precision` of ``dtype`` on ``device``; ``model`` cast in
-    place to its weights (half precision on a GPU; on a CPU bf16 runs as autocast, fp16 as
-    fp32). ``what`` names the setting in errors and notes."""
-    p = resolve(dtype, device, what)
-    if p.note:
-        log.warning("%s: %s", what, p.note)
-    if p.weights != "fp32":
-        model.to(p.torch_dtype())
-    return p
 
 
 def _label(p: Precision) -> str:
@@ -49,12 +34,13 @@ def _label(p: Precision) -> str:
 
 
 def _load_hf(auto_cls, name: str, device: str, dtype: str | None):
-    """Tokenizer, model in eval mode on ``device`` and its precision (:func:`_precision`)."""
+    """Tokenizer, model in eval mode on ``device`` and its precision
+    (:func:`paraamr.precision.apply`: half precision on a GPU; on a CPU bf16 runs as autocast)."""
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(name)
     model = auto_cls.from_pretrained(name).to(device)
-    return tok, model.eval(), _precision(model, dtype, device, "generator.dtype")
+    return tok, model.eval(), apply(model, dtype, device, "generator.dtype")
 
 
 MODELS_REMEDY = (
@@ -94,7 +80,7 @@ class AmrlibStog:
         if tok_name_or_path:
             kw["tok_name_or_path"] = tok_name_or_path
         self.inference = amrlib.load_stog_model(model_dir=model_dir, **kw)
-        self.precision = _precision(self.inference.model, dtype, self.device, "stog.dtype")
+        self.precision = apply(self.inference.model, dtype, self.device, "stog.dtype")
         self.batch_size = batch_size
 
     def signature(self) -> str:
@@ -127,7 +113,7 @@ class AmrlibGenerator:
         self.inference = amrlib.load_gtos_model(
             model_dir=model_dir, device=self.device, batch_size=batch_size, num_beams=num_beams
         )
-        self.precision = _precision(self.inference.model, dtype, self.device, "generator.dtype")
+        self.precision = apply(self.inference.model, dtype, self.device, "generator.dtype")
         self.batch_size = batch_size
 
     def signature(self) -> str:
