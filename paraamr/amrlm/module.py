@@ -166,7 +166,8 @@ class AMRModule(Seq2SeqModule):
         (:func:`paraamr.precision.resolve` for inference: ``None`` or ``fp32``; ``bf16``;
         ``auto``, bf16 where the device runs it natively). bf16 and fp16 cast the weights, on a
         CPU too (a decoding step is small, and autocast would cast every weight again at each
-        one); ``fp32`` casts them back. ``what`` names the setting in errors and notes."""
+        one); ``fp32`` casts them back, keeping any rounding bf16 made. ``what`` names the setting
+        in errors and notes."""
         self.inference_precision = apply(self.model, dtype, self.device, what, inference=True)
         return self.inference_precision
 
