@@ -98,6 +98,9 @@ class AMRData:
         group_by_length: training batches of pairs of similar length (they pad little: 1.11
             padded tokens per real token instead of 2.39 on the training split, and an epoch
             runs 1.75-1.86x faster: ``make bench-amr-batches``).
+        loss_norm: ``batch`` (each batch's mean over its answer tokens) or ``corpus`` (its sum
+            over the training set's mean answer tokens per batch, so every token weighs the
+            same whichever batch it falls in: :func:`paraamr.training.recipe.mean_answer_tokens`).
         silver: a PENMAN file with ``# ::snt`` whose pairs join the training pairs of
             ``silver_directions`` (:mod:`paraamr.amrlm.silver`: the trained parser's graphs of
             unlabeled sentences, ``make amr-silver``).
@@ -113,10 +116,15 @@ class AMRData:
     val_batch_size: int | None = None
     num_workers: int = 0
     group_by_length: bool = False
+    loss_norm: str = "batch"
     silver: str | None = None
     silver_directions: Sequence[str] = ("generate",)
 
     def __post_init__(self) -> None:
+        from paraamr.training.recipe import LOSS_NORMS
+
+        if self.loss_norm not in LOSS_NORMS:
+            raise ConfigError(f"data.loss_norm must be one of {LOSS_NORMS}, got {self.loss_norm!r}")
         bad = [d for d in self.silver_directions if d not in ("parse", "generate")]
         if bad:
             raise ConfigError(f"data.silver_directions: {bad[0]!r} is not parse or generate")

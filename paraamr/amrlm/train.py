@@ -4,6 +4,7 @@ For each direction of ``cfg.directions`` (``parse``, ``generate``): the pairs of
 split (:mod:`paraamr.amrlm.split`, :mod:`paraamr.amrlm.data`; plus the silver pairs of
 ``data.silver`` for the directions of ``data.silver_directions``, :mod:`paraamr.amrlm.silver`),
 ``cfg.model`` with the direction's own settings (``cfg.stages.<role>.model``) merged in,
+(``cfg.eval`` likewise with ``cfg.stages.<role>.eval``: the parser scores in batches of 64),
 trained by the TOP trainer (:func:`paraamr.top.train.train_seq2seq`: the finite-loss guard,
 best checkpoint by ``val/loss``, CSV + W&B loggers, ``curves.png``, resume from ``last.ckpt``,
 a finished role reused) into ``<out_dir>/<role>/model``; then the test scores
@@ -53,6 +54,7 @@ def signature(cfg: DictConfig, direction: str, silver: int = 0,
         ("steps", steps),
         ("batch", cfg.data.batch_size),
         ("grouped", bool(cfg.data.get("group_by_length", False))),
+        *([("loss", norm)] if (norm := cfg.data.get("loss_norm", "batch")) != "batch" else []),
         ("refocus", cfg.data.refocus_copies if direction == "generate" else 0),
         ("graph", stage.get("graph_form", "serialized") if direction == "generate" else None),
         ("data", "lpp-1274/145/143+bio-400/50/50"),
@@ -124,18 +126,19 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         module.set_decoding(sub.model.get("answer_cap"), sub.model.get("no_repeat_words"),
                             stop_loops=sub.model.get("stop_loops"),
                             num_beams=sub.model.get("num_beams", 1))  # fmt: skip
-        precision = module.set_precision(cfg.eval.get("dtype"), "eval.dtype")
-        batch = int(cfg.eval.batch_size)
+        evals = OmegaConf.merge(cfg.eval, cfg.stages[role].get("eval") or {})
+        precision = module.set_precision(evals.get("dtype"), "eval.dtype")
+        batch = int(evals.batch_size)
         if direction == "parse":
             scores = evaluate_parser(module, split["test"], batch, cfg.get("progress", True))
         else:
             if encoder is None:
                 from paraamr.metrics.semantic import load_encoder
 
-                encoder = load_encoder(cfg.eval.encoder, "cpu")
+                encoder = load_encoder(evals.encoder, "cpu")
             scores = evaluate_generator(module, split["test"], encoder, batch,
                                         cfg.get("progress", True),
-                                        refocused=bool(cfg.eval.get("refocused", True)),
+                                        refocused=bool(evals.get("refocused", True)),
                                         seed=int(cfg.seed))  # fmt: skip
         outputs = scores.pop("outputs")
         with open(out / role / "test_outputs.jsonl", "w", encoding="utf-8") as fh:
@@ -145,6 +148,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             "train": {k: trained[k] for k in ("steps", "best_val_loss", "train_pairs")},
             "train_minutes": round((t1 - t0) / 60, 2),
             "eval_minutes": round((time.perf_counter() - t1) / 60, 2),
+            "eval_batch_size": batch,
             "model_dir": trained["model_dir"],
             "signature": str(
                 signature(cfg, direction, len(silver.items) if with_silver else 0, precision.label)

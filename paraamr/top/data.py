@@ -97,6 +97,9 @@ class TopData:
         subset_seed: seed of those subsets.
         batch_size / val_batch_size / num_workers: batches (per device).
         group_by_length: training batches of pairs of similar length (they pad little).
+        loss_norm: ``batch`` (each batch's mean over its answer tokens) or ``corpus`` (its sum
+            over the training set's mean answer tokens per batch:
+            :func:`paraamr.training.recipe.mean_answer_tokens`).
         data_dir: data directory for relative paths.
 
     >>> TopData(train="a", test="b", on_error="ignore")  # doctest: +ELLIPSIS
@@ -119,13 +122,17 @@ class TopData:
     val_batch_size: int | None = None
     num_workers: int = 0
     group_by_length: bool = False
+    loss_norm: str = "batch"
     data_dir: str | None = None
     skipped: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from paraamr.corpus.errors import ON_ERROR
         from paraamr.top.readers import FORMATS
+        from paraamr.training.recipe import LOSS_NORMS
 
+        if self.loss_norm not in LOSS_NORMS:
+            raise ConfigError(f"data.loss_norm must be one of {LOSS_NORMS}, got {self.loss_norm!r}")
         if self.on_error not in ON_ERROR:
             raise ConfigError(f"data.on_error must be one of {ON_ERROR}, got {self.on_error!r}")
         if self.format is not None and self.format not in FORMATS:

@@ -2,7 +2,8 @@
 
 :func:`train_seq2seq` builds :class:`~paraamr.top.module.Seq2SeqModule` from ``cfg.model``
 and :class:`~paraamr.top.data.PairDataModule` from ``cfg.data``, applies the role's trainer
-overrides (``cfg.stages.<role>.trainer``), and fits through
+overrides (``cfg.stages.<role>.trainer``) and ``cfg.data.loss_norm``
+(:func:`paraamr.training.recipe.mean_answer_tokens`), and fits through
 :func:`paraamr.training.fit.fit` (finite-loss guard, best checkpoint by ``val/loss`` = log
 validation perplexity, CSV + W&B loggers in group ``top``). The best weights are exported with
 ``save_pretrained`` to ``<dir>/model``; a finished role is not retrained, an interrupted one
@@ -75,6 +76,7 @@ def train_seq2seq(
     from hydra.utils import get_class, instantiate
 
     from paraamr.training.fit import fit, restore_best, seed_run
+    from paraamr.training.recipe import mean_answer_tokens
 
     work = Path(work)
     model_dir = work / "model"
@@ -89,9 +91,14 @@ def train_seq2seq(
     if cfg.model.get("max_depth", None) == "auto":
         extra["max_depth"] = max_depth
     module: Seq2SeqModule = instantiate(cfg.model, labels=list(labels), **extra)
-    dm = instantiate(cfg.data).datamodule(
-        list(train_pairs), list(val_pairs), module.encode_batch, seed=int(cfg.seed)
-    )
+    data = instantiate(cfg.data)
+    dm = data.datamodule(list(train_pairs), list(val_pairs), module.encode_batch,
+                         seed=int(cfg.seed))  # fmt: skip
+    if data.loss_norm == "corpus":
+        per_pair = mean_answer_tokens(list(train_pairs), module.encode_batch)
+        module.loss_tokens = data.batch_size * per_pair
+        log.info("%s: loss per batch / %.1f answer tokens (%d x %.2f, the training mean)", role,
+                 module.loss_tokens, data.batch_size, per_pair)  # fmt: skip
     res = fit(sub, module, dm)
     ckpt = res.checkpoint
     best = (

@@ -8,6 +8,9 @@ and reads the answers back; everything else is here, written once:
 - **loss**: the answer's token cross-entropy. A decoder-only batch carries label -100 on the
   prompt and the padding (:func:`paraamr.training.recipe.causal_answer_nll`: the output head runs
   on the answer positions only); an encoder-decoder batch carries the answer as ``labels``.
+  Training divides a batch's summed cross-entropy by its own answer tokens, or, with
+  :attr:`CondGenModule.loss_tokens` set (``data.loss_norm: corpus``), by that one number for
+  every batch (:func:`paraamr.training.recipe.mean_answer_tokens`).
 - **validation**: ``val/loss``, the token-weighted mean cross-entropy over the whole dev set
   (every answer token counts once, whatever batch it falls in), and ``val/ppl`` = exp of it; the
   best checkpoint is chosen on ``val/loss``.
@@ -57,6 +60,9 @@ class CondGenModule(pl.LightningModule):
     def __init__(self) -> None:
         super().__init__()
         self._val_sum, self._val_tokens = 0.0, 0
+        #: the training loss's denominator: ``None``, each batch's own answer tokens (the
+        #: model's own ``loss``); a number, the same for every batch (``data.loss_norm: corpus``)
+        self.loss_tokens: float | None = None
 
     # ------------------------------------------------------------------ task hooks
     def optimizer_settings(self) -> dict[str, Any]:
@@ -93,9 +99,15 @@ class CondGenModule(pl.LightningModule):
         return self.model(**batch).loss
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        loss = self.loss(batch)
-        self.log("train/loss", loss, prog_bar=True, batch_size=batch["input_ids"].shape[0])
-        return loss
+        size = batch["input_ids"].shape[0]
+        if not self.loss_tokens:
+            loss = self.loss(batch)
+            self.log("train/loss", loss, prog_bar=True, batch_size=size)
+            return loss
+        nll, n = self.answer_nll(batch)
+        # the curve shows the batch's mean; the gradient weighs every answer token the same
+        self.log("train/loss", nll.detach() / max(n, 1), prog_bar=True, batch_size=size)
+        return nll / self.loss_tokens
 
     def on_validation_epoch_start(self) -> None:
         self._val_sum, self._val_tokens = 0.0, 0

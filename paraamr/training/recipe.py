@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from paraamr.errors import ConfigError
@@ -39,6 +39,8 @@ __all__ = [
     "train_new_embedding_rows",
     "merged_embeddings",
     "causal_answer_nll",
+    "LOSS_NORMS",
+    "mean_answer_tokens",
 ]
 
 log = logging.getLogger(__name__)
@@ -267,3 +269,36 @@ def causal_answer_nll(model: Any, batch: dict[str, Any]) -> tuple[Any, int]:
     logits = model.get_output_embeddings()(hidden[keep])
     nll = torch.nn.functional.cross_entropy(logits.float(), labels[keep], reduction="sum")
     return nll, int(keep.sum())
+
+
+#: how a training batch's summed answer cross-entropy is divided (``data.loss_norm``)
+LOSS_NORMS = ("batch", "corpus")
+
+
+def mean_answer_tokens(
+    pairs: Sequence[tuple[str, str]], encode_batch: Callable[..., dict[str, Any]], chunk: int = 256
+) -> float:
+    """The mean answer tokens per pair, counted as the loss counts them (``labels`` other than
+    -100 after ``encode_batch``'s truncation).
+
+    ``data.loss_norm: corpus`` divides every training batch's summed cross-entropy by
+    ``batch_size`` x this, one number for the whole run, so every answer token weighs the same
+    whichever batch it falls in. The default (``batch``) divides by the batch's own answer
+    tokens, which gives a token of a batch of short answers more weight than one of a batch of
+    long answers; with batches grouped by length that gap is large (a batch of 8 one-line graphs
+    against a batch of 8 long ones).
+
+    >>> import torch
+    >>> enc = lambda s, t: {"labels": torch.tensor([[-100] + [1] * len(x) + [-100] * (3 - len(x))
+    ...                                             for x in t])}
+    >>> mean_answer_tokens([("a", "xy"), ("b", "xyz"), ("c", "x")], enc, chunk=2)
+    2.0
+    """
+    if not pairs:
+        raise ValueError("no pairs to count answer tokens in")
+    total = 0
+    for i in range(0, len(pairs), chunk):
+        part = pairs[i : i + chunk]
+        labels = encode_batch([s for s, _ in part], [t for _, t in part])["labels"]
+        total += int((labels != IGNORE).sum())
+    return total / len(pairs)

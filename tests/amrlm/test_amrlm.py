@@ -82,14 +82,25 @@ def test_constrained_answers_are_balanced_graphs_even_from_noise(tiny_gpt2, data
         assert answer.rstrip().endswith(")")
 
 
-def test_the_trainer_writes_both_models_scores_and_outputs(train_amr, tmp_path, data_dir, caplog):
+def test_the_trainer_writes_both_models_scores_and_outputs(train_amr, tmp_path, data_dir, caplog,
+                                                          monkeypatch):  # fmt: skip
     import logging
 
+    import paraamr.amrlm.evaluate as evaluate
     from paraamr.amrlm.module import AMRModule
     from paraamr.signature import Signature
 
+    batches = []  # the batch size of each scoring pass, as the decoding gets it
+    real = evaluate.map_length_batches
+    monkeypatch.setattr(
+        evaluate,
+        "map_length_batches",
+        lambda items, fn, size: batches.append(size) or real(items, fn, size),
+    )
     caplog.set_level(logging.INFO)
     result = train_amr(tmp_path, "data.group_by_length=true")
+    # the parser in the builder's batches of 64, the generator (both passes) in 16
+    assert batches == [64, 16, 16]
     assert not [r for r in caplog.records if r.name.startswith("penman")]  # no line per graph
     saved = json.loads((tmp_path / "scores.json").read_text())
     assert saved["split"] == {"train": 8, "dev": 4, "test": 4} == result["split"]
@@ -117,12 +128,41 @@ def test_the_trainer_writes_both_models_scores_and_outputs(train_amr, tmp_path, 
     stamp = (tmp_path / "parser" / "model" / "amr_module.json").stat().st_mtime_ns
     assert Signature(parse["signature"]).fields["cap"] == "7x10"  # the default budget
     assert "precision" not in Signature(parse["signature"]).fields  # fp32 keeps its old name
-    train_amr(tmp_path, "directions=[parse]", "model.answer_cap=null", "eval.dtype=bf16")
+    batches.clear()
+    train_amr(tmp_path, "directions=[parse]", "model.answer_cap=null", "eval.dtype=bf16",
+              "stages.parser.eval.batch_size=3")  # fmt: skip
+    assert batches == [3]
     assert (tmp_path / "parser" / "model" / "amr_module.json").stat().st_mtime_ns == stamp
     again = json.loads((tmp_path / "scores.json").read_text())["directions"]
     assert sorted(again) == ["generate", "parse"]  # the other direction's entry is kept
     fields = Signature(again["parse"]["signature"]).fields
     assert fields["cap"] == "none" and fields["precision"] == "bf16"  # re-scored
+    assert again["parse"]["eval_batch_size"] == 3 and again["generate"]["eval_batch_size"] == 16
+
+
+def test_the_corpus_loss_norm_reaches_the_trainer_and_the_signature(
+    train_amr, tmp_path, data_dir, monkeypatch
+):
+    from paraamr.amrlm.data import pairs_for
+    from paraamr.amrlm.module import AMRModule
+    from paraamr.signature import Signature
+    from paraamr.training.condgen import CondGenModule
+    from paraamr.training.recipe import mean_answer_tokens
+
+    seen = []
+    real = CondGenModule.training_step
+    monkeypatch.setattr(
+        CondGenModule,
+        "training_step",
+        lambda self, b, i: seen.append(self.loss_tokens) or real(self, b, i),
+    )
+    result = train_amr(tmp_path, "directions=[parse]", "data.loss_norm=corpus",
+                       "data.batch_size=2")  # fmt: skip
+    assert Signature(result["directions"]["parse"]["signature"]).fields["loss"] == "corpus"
+    module = AMRModule.from_saved(tmp_path / "parser" / "model")
+    train = load_split(data_dir, "train", 4)
+    pairs = pairs_for("parse", [(e.sentence, e.graph) for e in train])
+    assert len(seen) == 2 and set(seen) == {2 * mean_answer_tokens(pairs, module.encode_batch)}
 
 
 def _cli(*args, stdin: str | None = None):

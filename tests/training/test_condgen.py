@@ -53,6 +53,40 @@ def test_dev_loss_weights_every_answer_token_once(tiny_gpt2, monkeypatch):
         assert float(m.loss(long)) == pytest.approx(s2 / n2, rel=1e-5)
 
 
+def test_the_corpus_loss_norm_weighs_every_training_token_the_same(tiny_gpt2, monkeypatch):
+    m = SCPNModule(tiny_gpt2, input_format="noparse")
+    m.eval()
+    short = m.encoder.batch([TrainPair("we left .", "go .", None, None)])
+    long = m.encoder.batch([TrainPair("we left .", "they went away from here at last .", None,
+                                      None)])  # fmt: skip
+    logged = {}
+    monkeypatch.setattr(m, "log", lambda name, value, **kw: logged.__setitem__(name, value))
+    with torch.no_grad():
+        (s1, n1), (s2, n2) = _token_nll_by_hand(m.model, short), _token_nll_by_hand(m.model, long)
+        assert float(m.training_step(short, 0)) == pytest.approx(s1 / n1, rel=1e-5)  # default
+        m.loss_tokens = 5.0
+        got = [float(m.training_step(b, 0)) for b in (short, long)]
+        assert logged["train/loss"] == pytest.approx(s2 / n2, rel=1e-5)  # the curve: its mean
+    # each batch's sum over one number: a long batch's step weighs n2 / n1 times a short one's
+    assert got == pytest.approx([s1 / 5.0, s2 / 5.0], rel=1e-5)
+
+
+def test_the_training_mean_of_answer_tokens_is_counted_as_the_loss_counts(tiny_gpt2):
+    from paraamr.training.recipe import mean_answer_tokens
+
+    m = Seq2SeqModule(tiny_gpt2, labels=[])
+    pairs = [("a b", "c"), ("d", "e f g h"), ("i", "j k")]
+    enc = m.encode_batch([s for s, _ in pairs], [t for _, t in pairs])
+    # by hand: each row's answer tokens (the labels that count)
+    by_row = [int((row != -100).sum()) for row in enc["labels"]]
+    assert len(set(by_row)) > 1
+    assert mean_answer_tokens(pairs, m.encode_batch, chunk=2) == pytest.approx(sum(by_row) / 3)
+    with pytest.raises(ConfigError, match="data.loss_norm must be one of"):
+        from paraamr.amrlm.data import AMRData
+
+        AMRData(loss_norm="tokens")
+
+
 @pytest.mark.parametrize("task", ["scpn", "top"])
 def test_generation_in_eval_mode_restores_train_mode_after_an_error(tiny_gpt2, task, monkeypatch):
     if task == "scpn":
