@@ -24,7 +24,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from paraamr.top.module import MODULE_FILE, Seq2SeqModule
 from paraamr.utils import write_json_atomic
 
-__all__ = ["train_seq2seq", "ROLES"]
+__all__ = ["train_seq2seq", "ROLES", "fit_settings", "reuse_mismatch"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,34 @@ def _fit_config(cfg: DictConfig, role: str, work: Path, name: str) -> DictConfig
         if last.exists():
             sub.resume = str(last)
     return sub
+
+
+def fit_settings(cfg: DictConfig, role: str) -> dict[str, Any]:
+    """The training settings a finished model records (``train_result.json``'s ``settings``)
+    and a rerun that reuses it must match: steps, learning rate, batch size, grouping, loss."""
+    stage = cfg.stages.get(role) or {}
+    trainer = OmegaConf.merge(cfg.trainer, stage.get("trainer") or {})
+    return {
+        "max_steps": trainer.get("max_steps"),
+        "lr": cfg.model.get("lr"),
+        "batch_size": cfg.data.get("batch_size"),
+        "group_by_length": bool(cfg.data.get("group_by_length", False)),
+        "loss_norm": cfg.data.get("loss_norm", "batch"),
+    }
+
+
+def reuse_mismatch(record: dict[str, Any], settings: dict[str, Any]) -> dict[str, tuple]:
+    """``{setting: (trained with, config)}`` where a finished model's ``record`` differs from
+    ``settings``; a record written before ``settings`` existed is checked on its steps only.
+
+    >>> reuse_mismatch({"steps": 400}, {"max_steps": 600, "lr": 2e-4})
+    {'max_steps': (400, 600)}
+    >>> reuse_mismatch({"steps": 600, "settings": {"max_steps": 600, "loss_norm": "batch"}},
+    ...                {"max_steps": 600, "loss_norm": "corpus"})
+    {'loss_norm': ('batch', 'corpus')}
+    """
+    had = record.get("settings") or {"max_steps": record.get("steps")}
+    return {k: (v, settings.get(k)) for k, v in had.items() if settings.get(k) != v}
 
 
 def train_seq2seq(
@@ -111,6 +139,7 @@ def train_seq2seq(
     module.save(model_dir)
     result = {
         "role": role,
+        "settings": fit_settings(cfg, role),
         "model_dir": str(model_dir),
         "best_val_loss": best,
         "best_val_ppl": math.exp(best) if math.isfinite(best) else math.nan,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from paraamr.amrlm.split import PARTS, load_split
+from paraamr.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -138,6 +139,11 @@ def test_the_trainer_writes_both_models_scores_and_outputs(train_amr, tmp_path, 
     fields = Signature(again["parse"]["signature"]).fields
     assert fields["cap"] == "none" and fields["precision"] == "bf16"  # re-scored
     assert again["parse"]["eval_batch_size"] == 3 and again["generate"]["eval_batch_size"] == 16
+    # re-scoring under other training settings is refused: the signature would name them
+    with pytest.raises(ConfigError, match=r"trained with other settings.*'max_steps': \(2, 3\)"):
+        train_amr(tmp_path, "directions=[parse]", "stages.parser.trainer.max_steps=3")
+    with pytest.raises(ConfigError, match=r"'loss_norm': \('corpus', 'batch'\)"):
+        train_amr(tmp_path, "directions=[generate]", "data.loss_norm=batch")
 
 
 def test_the_corpus_loss_norm_reaches_the_trainer_and_the_signature(
