@@ -52,22 +52,26 @@ OFFLINE_SOURCES = (
 
 @dataclass
 class SilverData:
-    """The usable pairs of a silver file and what was left out (reason -> count)."""
+    """The usable pairs of a silver file, what was left out (reason -> count), and how many of
+    the pairs' graphs state an edge twice (kept as parsed, as the builder reads them)."""
 
     path: str
     items: list[tuple[str, penman.Graph]]
     skipped: Counter = field(default_factory=Counter)
+    repeated: int = 0
 
     def summary(self) -> dict:
-        """``{"path", "graphs", "skipped"}`` for a run's scores."""
-        return {"path": self.path, "graphs": len(self.items), "skipped": dict(self.skipped)}
+        """``{"path", "graphs", "skipped", "repeated"}`` for a run's scores."""
+        return {"path": self.path, "graphs": len(self.items), "skipped": dict(self.skipped),
+                "repeated": self.repeated}  # fmt: skip
 
 
 def read_silver(path: str | Path) -> SilverData:
     """The ``(sentence, graph)`` pairs of ``path`` (PENMAN blocks with ``# ::snt``).
 
     Placeholder graphs (``(e / amr-empty)``: no graph for the sentence) and blocks that do not
-    decode are left out and counted in ``skipped`` (and logged).
+    decode are left out and counted in ``skipped`` (and logged); graphs that state an edge twice
+    are kept and counted in ``repeated`` (one log line; penman's line per edge is silenced).
 
     Raises:
         DataNotFoundError: ``path`` does not exist.
@@ -78,6 +82,9 @@ def read_silver(path: str | Path) -> SilverData:
         raise DataNotFoundError(f"{p}: silver AMR file not found (make amr-silver writes one)")
     items: list[tuple[str, penman.Graph]] = []
     skipped: Counter = Counter()
+    repeated = 0
+    # penman warns once per edge a parsed graph states twice (hundreds of lines); counted here
+    logging.getLogger("penman.layout").setLevel(logging.ERROR)
     for block in read_penman_blocks(p):
         if block.graph is None:
             skipped["undecodable"] += 1
@@ -89,12 +96,16 @@ def read_silver(path: str | Path) -> SilverData:
             skipped["placeholder"] += 1
             continue
         items.append((snt, block.graph))
+        repeated += len(set(block.graph.triples)) < len(block.graph.triples)
+    if repeated:
+        log.info("%s: %d of %d graphs state an edge twice (read as parsed)", p, repeated,
+                 len(items))  # fmt: skip
     if skipped:
         log.warning("%s: %d graphs left out (%s)", p, sum(skipped.values()),
                     ", ".join(f"{k} {v}" for k, v in sorted(skipped.items())))  # fmt: skip
     if not items:
         raise InputError(f"{p}: no usable graph (left out: {dict(skipped)})")
-    return SilverData(str(p), items, skipped)
+    return SilverData(str(p), items, skipped, repeated)
 
 
 def select_sentences(

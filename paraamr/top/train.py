@@ -122,7 +122,7 @@ def train_seq2seq(
     data = instantiate(cfg.data)
     dm = data.datamodule(list(train_pairs), list(val_pairs), module.encode_batch,
                          seed=int(cfg.seed))  # fmt: skip
-    if data.loss_norm == "corpus":
+    if getattr(data, "loss_norm", "batch") == "corpus":
         per_pair = mean_answer_tokens(list(train_pairs), module.encode_batch)
         module.loss_tokens = data.batch_size * per_pair
         log.info("%s: loss per batch / %.1f answer tokens (%d x %.2f, the training mean)", role,

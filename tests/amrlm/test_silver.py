@@ -25,8 +25,25 @@ def test_read_silver_counts_placeholders_and_undecodable_blocks(tmp_path):
     assert [s for s, _ in silver.items] == ["He left .", "She left ."]
     assert penman.encode(silver.items[0][1], indent=None).endswith(":ARG0 (h / he))")
     assert dict(silver.skipped) == {"placeholder": 1, "undecodable": 1}
-    assert silver.summary() == {"path": str(f), "graphs": 2,
+    assert silver.summary() == {"path": str(f), "graphs": 2, "repeated": 0,
                                 "skipped": {"placeholder": 1, "undecodable": 1}}  # fmt: skip
+
+
+def test_read_silver_counts_graphs_stating_an_edge_twice_in_one_line(tmp_path, caplog):
+    import logging
+
+    twice = "# ::snt He left him .\n(l / leave-11 :ARG0 (h / he) :ARG0 h :ARG1 h :ARG1 h)\n"
+    f = tmp_path / "silver.amr"
+    f.write_text("\n".join([GOOD, twice, twice.replace("He", "She")]))
+    caplog.set_level(logging.INFO)
+    silver = read_silver(f)
+    # by hand: the second and third graphs each state two edges twice; the first none
+    assert silver.repeated == 2 and silver.summary()["repeated"] == 2
+    assert len(silver.items) == 3 and len(silver.items[1][1].triples) == 6
+    assert not [r for r in caplog.records if r.name == "penman.layout"]
+    assert [r.getMessage() for r in caplog.records if "twice" in r.getMessage()] == [
+        f"{f}: 2 of 3 graphs state an edge twice (read as parsed)"
+    ]
 
 
 def test_read_silver_errors_name_the_file_and_line(tmp_path):
@@ -85,7 +102,8 @@ def test_the_generator_trains_on_the_silver_pairs_and_the_parser_does_not(
     assert gen["train"]["train_pairs"] == 8 + 3
     assert Signature(gen["signature"]).fields["silver"] == "3"
     assert Signature(parse["signature"]).fields["silver"] == "0" and "silver" not in parse
-    assert gen["silver"] == {"path": str(silver), "graphs": 3, "skipped": {"placeholder": 1}}
+    assert gen["silver"] == {"path": str(silver), "graphs": 3, "skipped": {"placeholder": 1},
+                             "repeated": 0}  # fmt: skip
     saved = json.loads((tmp_path / "run" / "scores.json").read_text())["directions"]
     assert saved["generate"]["silver"]["graphs"] == 3
 
