@@ -61,10 +61,9 @@ def _fit_config(cfg: DictConfig, role: str, work: Path, name: str) -> DictConfig
 def fit_settings(cfg: DictConfig, role: str) -> dict[str, Any]:
     """The training settings a finished model records (``train_result.json``'s ``settings``)
     and a rerun that reuses it must match: steps, learning rate, batch size, grouping, loss."""
-    stage = cfg.stages.get(role) or {}
-    trainer = OmegaConf.merge(cfg.trainer, stage.get("trainer") or {})
+    stage = (cfg.stages.get(role) or {}).get("trainer") or {}
     return {
-        "max_steps": trainer.get("max_steps"),
+        "max_steps": stage.get("max_steps", cfg.trainer.get("max_steps")),
         "lr": cfg.model.get("lr"),
         "batch_size": cfg.data.get("batch_size"),
         "group_by_length": bool(cfg.data.get("group_by_length", False)),
