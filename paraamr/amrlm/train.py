@@ -87,8 +87,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     from paraamr.amrlm.silver import read_silver
     from paraamr.amrlm.split import load_split
     from paraamr.datadir import data_path
-    from paraamr.errors import ConfigError
-    from paraamr.top.train import fit_settings, reuse_mismatch, train_seq2seq
+    from paraamr.top.train import train_seq2seq
     from paraamr.utils import measured_on, write_json_atomic
 
     logging.getLogger("penman").setLevel(logging.WARNING)  # penman logs every graph at INFO
@@ -124,12 +123,6 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             name=f"amr-{role}-{cfg.seed}",
         )
         t1 = time.perf_counter()
-        differ = reuse_mismatch(trained, fit_settings(sub, role))
-        if differ:  # the scores' signature would name settings the model was not trained with
-            raise ConfigError(
-                f"{out / role / 'model'} was trained with other settings (trained with, config): "
-                f"{differ}; set them back to re-score it, or train into another out_dir"
-            )
         module = AMRModule.from_saved(trained["model_dir"])
         # decoding settings come from the config (a rerun re-scores a finished model)
         module.set_decoding(sub.model.get("answer_cap"), sub.model.get("no_repeat_words"),

@@ -7,7 +7,9 @@ overrides (``cfg.stages.<role>.trainer``) and ``cfg.data.loss_norm``
 :func:`paraamr.training.fit.fit` (finite-loss guard, best checkpoint by ``val/loss`` = log
 validation perplexity, CSV + W&B loggers in group ``top``). The best weights are exported with
 ``save_pretrained`` to ``<dir>/model``; a finished role is not retrained, an interrupted one
-resumes from ``<dir>/checkpoints/last.ckpt``.
+resumes from ``<dir>/checkpoints/last.ckpt``. A finished role is reused only under the
+settings it was trained with (:func:`fit_settings`, recorded in ``train_result.json``);
+other settings raise :class:`~paraamr.errors.ConfigError`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from paraamr.errors import ConfigError
 from paraamr.top.module import MODULE_FILE, Seq2SeqModule
 from paraamr.utils import write_json_atomic
 
@@ -110,8 +113,15 @@ def train_seq2seq(
     done = work / TRAIN_FILE
     sidecar = getattr(get_class(cfg.model._target_), "sidecar", MODULE_FILE)
     if done.exists() and (model_dir / sidecar).exists():
+        record = json.loads(done.read_text(encoding="utf-8"))
+        differ = reuse_mismatch(record, fit_settings(cfg, role))
+        if differ:  # scores and signatures would name settings the model never had
+            raise ConfigError(
+                f"{model_dir} was trained with other settings (trained with, config): {differ}; "
+                "set them back to reuse it, or train into another out_dir"
+            )
         log.info("%s: reusing %s", role, model_dir)
-        return json.loads(done.read_text(encoding="utf-8"))
+        return record
     sub = _fit_config(cfg, role, work, name or f"{role}-{work.name}")
     seed_run(int(cfg.seed))
     extra: dict[str, Any] = {}

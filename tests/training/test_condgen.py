@@ -156,3 +156,31 @@ def test_fit_settings_read_a_stage_trainer_with_keys_the_base_lacks():
             "loss_norm": "batch"}  # fmt: skip
     assert fit_settings(cfg, "parser") == want
     assert fit_settings(cfg, "generator")["max_steps"] == 5  # no stage: the base trainer's
+
+
+def test_a_finished_top_stage_is_reused_only_under_its_training_settings(
+    compose_config, tmp_path, monkeypatch
+):
+    """TOP's stages go through the same trainer as the AMR models: a finished model rerun with
+    other training settings is refused, not reused under a signature that names them."""
+    import json
+
+    from paraamr.top.module import MODULE_FILE
+    from paraamr.top.train import TRAIN_FILE, fit_settings, train_seq2seq
+
+    def forbidden(*a, **k):
+        raise AssertionError("a finished model was trained again")
+
+    monkeypatch.setattr("paraamr.training.fit.fit", forbidden)
+    cfg = compose_config("top", f"out_dir={tmp_path}")
+    work = tmp_path / "generator"
+    (work / "model").mkdir(parents=True)
+    (work / "model" / MODULE_FILE).write_text("{}")
+    record = {"role": "generator", "steps": 300, "settings": fit_settings(cfg, "generator")}
+    (work / TRAIN_FILE).write_text(json.dumps(record))
+    assert record["settings"]["max_steps"] == 300  # conf/top.yaml's generator
+    assert train_seq2seq(cfg, "generator", [], [], [], work) == record  # same settings: reused
+    other = compose_config("top", f"out_dir={tmp_path}", "stages.generator.trainer.max_steps=40",
+                           "data.batch_size=4")  # fmt: skip
+    with pytest.raises(ConfigError, match=r"'max_steps': \(300, 40\), 'batch_size': \(\d+, 4\)"):
+        train_seq2seq(other, "generator", [], [], [], work)
