@@ -77,6 +77,20 @@ def _direction_config(cfg: DictConfig, direction: str) -> DictConfig:
     return sub
 
 
+def _stage_eval(cfg: DictConfig, role: str) -> DictConfig:
+    """``cfg.eval`` with ``cfg.stages.<role>.eval`` merged over it; a key ``eval`` lacks is a
+    :class:`~paraamr.errors.ConfigError` naming it (not a typo passed over or a merge error)."""
+    from paraamr.errors import ConfigError
+
+    stage = cfg.stages[role].get("eval") or {}
+    unknown = sorted(set(stage) - set(cfg.eval))
+    if unknown:
+        raise ConfigError(
+            f"stages.{role}.eval: unknown key(s) {unknown}; eval has {sorted(cfg.eval)}"
+        )
+    return OmegaConf.merge(cfg.eval, stage)
+
+
 def train(cfg: DictConfig) -> dict[str, Any]:
     """Train and score every direction of ``cfg.directions``; returns the scores."""
     from hydra.utils import instantiate
@@ -101,6 +115,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     }
     items = {k: [(e.sentence, e.graph) for e in v] for k, v in split.items()}
     silver = read_silver(data.silver) if data.silver else None
+    evals_of = {ROLE_OF[d]: _stage_eval(cfg, ROLE_OF[d]) for d in cfg.directions}  # before training
     earlier = json.loads((out / SCORES).read_text()) if (out / SCORES).is_file() else {}
     result: dict[str, Any] = {"split": {k: len(v) for k, v in split.items()},
                               "measured": measured_on(),
@@ -128,7 +143,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         module.set_decoding(sub.model.get("answer_cap"), sub.model.get("no_repeat_words"),
                             stop_loops=sub.model.get("stop_loops"),
                             num_beams=sub.model.get("num_beams", 1))  # fmt: skip
-        evals = OmegaConf.merge(cfg.eval, cfg.stages[role].get("eval") or {})
+        evals = evals_of[role]
         precision = module.set_precision(evals.get("dtype"), "eval.dtype")
         batch = int(evals.batch_size)
         if direction == "parse":

@@ -501,3 +501,12 @@ def test_the_generator_reads_its_graphs_in_the_form_it_was_trained_on(tmp_path, 
     assert AMRModule.from_saved(tmp_path / "m").settings["graph_form"] == "penman"
     with pytest.raises(ConfigError, match="graph_form must be one of"):
         AMRModule(graph_form="amr", **kw)
+
+
+def test_an_unknown_stage_eval_key_is_refused_before_any_training(train_amr, tmp_path, monkeypatch):
+    def forbidden(*a, **k):
+        raise AssertionError("trained before the config was checked")
+
+    monkeypatch.setattr("paraamr.training.fit.fit", forbidden)
+    with pytest.raises(ConfigError, match=r"stages.parser.eval: unknown key\(s\) \['batchsize'\]"):
+        train_amr(tmp_path, "directions=[generate,parse]", "+stages.parser.eval.batchsize=3")
