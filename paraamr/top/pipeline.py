@@ -69,6 +69,9 @@ def signature(cfg: DictConfig, role: str) -> Signature:
         ("warmup", m.warmup_steps),
         ("steps", steps),
         ("batch", cfg.data.batch_size),
+        # named only where set, so the signatures of runs before these options stay the same
+        *([("grouped", True)] if cfg.data.get("group_by_length", False) else []),
+        *([("loss", norm)] if (norm := cfg.data.get("loss_norm", "batch")) != "batch" else []),
         ("top_p", cfg.generation.top_p),
         ("k", cfg.generation.samples_per_template),
         ("beams", cfg.parsing.num_beams),

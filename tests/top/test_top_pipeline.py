@@ -242,6 +242,10 @@ def test_signature_fields_read_back(compose_config):
     fields = Signature(signature(cfg, "parser")).fields
     assert fields["top"] == "parser" and fields["seed"] == "3"
     assert fields["model"] == str(cfg.model.model_name_or_path)
+    assert "grouped" not in fields and "loss" not in fields  # the defaults keep older names
+    cfg = compose_config("top", "data.group_by_length=true", "data.loss_norm=corpus")
+    fields = Signature(signature(cfg, "generator")).fields
+    assert (fields["grouped"], fields["loss"]) == ("True", "corpus")
 
 
 def test_seeds_pool_across_a_setting_added_later_but_not_across_different_values():
