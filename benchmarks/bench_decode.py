@@ -82,6 +82,7 @@ def run_stage(wrapper, fn, items, counter, big: int) -> dict:
             t0 = time.perf_counter()
             answers = fn(list(items))
             dt = time.perf_counter() - t0
+        weights = str(next(wrapper.module.model.parameters()).dtype).removeprefix("torch.")
         wrapper.module.set_precision("fp32")
         answers = [a if isinstance(a, str) else json.dumps(a, default=str) for a in answers]
         ref = answers if ref is None else ref
@@ -90,6 +91,7 @@ def run_stage(wrapper, fn, items, counter, big: int) -> dict:
             "items_per_s": round(len(items) / dt, 3),
             "model_rows": counter.rows,
             "same_answers": sum(a == b for a, b in zip(answers, ref, strict=True)),
+            "weights": weights,  # the dtype the variant decoded with
         }
         print(label, json.dumps(out[label]), flush=True)
     return out

@@ -125,7 +125,8 @@ def test_decode_benchmark_compares_the_two_decodings_on_the_same_items(train_amr
                               "compact, batch 4, bf16"]  # fmt: skip
         fp32 = [r for label, r in runs.items() if not label.endswith("bf16")]
         assert all(r["same_answers"] == 6 for r in fp32), runs
-        assert 0 <= runs["compact, batch 4, bf16"]["same_answers"] <= 6  # bf16 may differ
+        # bf16 answers may differ from fp32's; what must hold is that they came from bf16 weights
+        assert [r["weights"] for r in runs.values()] == ["float32"] * 4 + ["bfloat16"], runs
     for costs in ("step_ms", "step_ms_autocast", "step_ms_bf16"):
         assert set(res[costs]) == {"batch 1", "batch 16", "batch 64"}
     parse = res["stages"]["parse"]
