@@ -13,8 +13,10 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
+import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,9 +36,29 @@ __all__ = [
     "json_lines",
     "fsync_dir",
     "write_text_atomic",
+    "logger_level",
 ]
 
 T = TypeVar("T")
+
+
+@contextmanager
+def logger_level(name: str, level: int) -> Iterator[logging.Logger]:
+    """Logger ``name`` at ``level`` inside the block, at its own level again after it.
+
+    >>> log = logging.getLogger("paraamr.example")
+    >>> with logger_level("paraamr.example", logging.ERROR):
+    ...     log.level == logging.ERROR
+    True
+    >>> log.level == logging.NOTSET
+    True
+    """
+    log = logging.getLogger(name)
+    before, log.level = log.level, level
+    try:
+        yield log
+    finally:
+        log.setLevel(before)
 
 
 def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 import penman
 
 from paraamr.errors import AMRError
+from paraamr.utils import logger_level
 
 __all__ = ["serialize", "deserialize", "plain_graph", "smatch_counts", "smatch_score",
            "PLACEHOLDER", "is_placeholder"]  # fmt: skip
@@ -71,12 +72,8 @@ def deserialize(tokens: str) -> penman.Graph | None:
     amrlib's tolerant deserializer cannot build one (it logs why; silenced here)."""
     from amrlib.models.parse_xfm.penman_serializer import PenmanDeSerializer
 
-    log = logging.getLogger("amrlib.models.parse_xfm.penman_serializer")
-    level, log.level = log.level, logging.CRITICAL
-    try:
+    with logger_level("amrlib.models.parse_xfm.penman_serializer", logging.CRITICAL):
         graph = PenmanDeSerializer(tokens).get_pen_graph()
-    finally:
-        log.setLevel(level)
     if graph is None or graph.top is None or not graph.triples:
         return None
     return graph

@@ -38,6 +38,7 @@ import penman
 from paraamr.amr.io import read_penman_blocks
 from paraamr.amr.serialize import is_placeholder
 from paraamr.errors import DataNotFoundError, InputError
+from paraamr.utils import logger_level
 
 __all__ = ["SilverData", "read_silver", "select_sentences", "offline_candidates"]
 
@@ -84,19 +85,19 @@ def read_silver(path: str | Path) -> SilverData:
     skipped: Counter = Counter()
     repeated = 0
     # penman warns once per edge a parsed graph states twice (hundreds of lines); counted here
-    logging.getLogger("penman.layout").setLevel(logging.ERROR)
-    for block in read_penman_blocks(p):
-        if block.graph is None:
-            skipped["undecodable"] += 1
-            continue
-        snt = (block.graph.metadata.get("snt") or "").strip()
-        if not snt:
-            raise InputError(f"{p}:{block.line}: graph without a '# ::snt' sentence")
-        if is_placeholder(block.graph):
-            skipped["placeholder"] += 1
-            continue
-        items.append((snt, block.graph))
-        repeated += len(set(block.graph.triples)) < len(block.graph.triples)
+    with logger_level("penman.layout", logging.ERROR):
+        for block in read_penman_blocks(p):
+            if block.graph is None:
+                skipped["undecodable"] += 1
+                continue
+            snt = (block.graph.metadata.get("snt") or "").strip()
+            if not snt:
+                raise InputError(f"{p}:{block.line}: graph without a '# ::snt' sentence")
+            if is_placeholder(block.graph):
+                skipped["placeholder"] += 1
+                continue
+            items.append((snt, block.graph))
+            repeated += len(set(block.graph.triples)) < len(block.graph.triples)
     if repeated:
         log.info("%s: %d of %d graphs state an edge twice (read as parsed)", p, repeated,
                  len(items))  # fmt: skip

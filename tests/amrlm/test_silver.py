@@ -36,7 +36,10 @@ def test_read_silver_counts_graphs_stating_an_edge_twice_in_one_line(tmp_path, c
     f = tmp_path / "silver.amr"
     f.write_text("\n".join([GOOD, twice, twice.replace("He", "She")]))
     caplog.set_level(logging.INFO)
+    layout = logging.getLogger("penman.layout")
+    before = layout.level
     silver = read_silver(f)
+    assert layout.level == before  # the reader leaves penman's logging as it found it
     # by hand: the second and third graphs each state two edges twice; the first none
     assert silver.repeated == 2 and silver.summary()["repeated"] == 2
     assert len(silver.items) == 3 and len(silver.items[1][1].triples) == 6
