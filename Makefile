@@ -149,7 +149,7 @@ $(BUILT)/%/all/corpus.jsonl: $(BUILT)/%.amr
 	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/all keep_graphs=true $(ARGS)
 $(BUILT)/%/top/corpus.jsonl: $(BUILT)/%.amr
 	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/top focus.policy=top $(ARGS)
-corpus-offline: setup $(foreach s,$(SOURCE_SETS),$(BUILT)/$(s)/all/corpus.jsonl $(BUILT)/$(s)/top/corpus.jsonl) ## ParaAMR offline analogue: ParaBank-Eval and ParaNMT-small sources parsed, built with and without re-focusing, Table 2 (2-core AVX2 CPU: ParaBank-Eval about 3.5 h, ParaNMT-small about 1.5 h; plus training when AMR_MODEL is missing)
+corpus-offline: setup $(foreach s,$(SOURCE_SETS),$(BUILT)/$(s)/all/corpus.jsonl $(BUILT)/$(s)/top/corpus.jsonl) ## ParaAMR offline analogue: ParaBank-Eval and ParaNMT-small sources parsed, built with and without re-focusing, Table 2 (default models, 2-core Xeon with AVX512-BF16 and AMX: ParaBank-Eval 43 min, ParaNMT-small 17 min; plus training when AMR_MODEL is missing)
 	$(PY) experiments/table2.py +experiment=table2_built built_dir=$(BUILT)/parabank_eval \
 		out_dir=$(BUILT)/table2-parabank-eval
 	$(PY) experiments/table2.py +experiment=table2_built_paranmt_small \
