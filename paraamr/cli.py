@@ -35,6 +35,22 @@ def _existing_file(path: str | None) -> None:
         check_corpus_path(path)
 
 
+def _word_band(text: str) -> tuple[int, int | None]:
+    """``LO:HI`` (or ``LO:``) as ``(lo, hi)``: whole numbers, ``lo < hi``.
+
+    >>> _word_band("10:25"), _word_band("25:")
+    ((10, 25), (25, None))
+    """
+    lo, sep, hi = text.partition(":")
+    try:
+        band = (int(lo), int(hi) if hi.strip() else None)
+    except ValueError:
+        band = None
+    if not sep or band is None or band[0] < 0 or (band[1] is not None and band[1] <= band[0]):
+        raise argparse.ArgumentTypeError(f"expected LO:HI or LO: with 0 <= LO < HI, got {text!r}")
+    return band
+
+
 def _ted_variants() -> list[str]:
     from paraamr.metrics.ted import VARIANTS
 
@@ -177,7 +193,7 @@ def _cmd_paired(a) -> None:
     from paraamr.tables.paired import compare_corpora, render_paired
 
     res = compare_corpora(a.run, a.corpus_a, a.corpus_b, lowercase=a.lowercase_keys,
-                          bootstrap=a.bootstrap, seed=a.seed)  # fmt: skip
+                          bootstrap=a.bootstrap, seed=a.seed, words=a.words)  # fmt: skip
     print(render_paired(res))
     if a.json:
         from paraamr.utils import write_json_atomic
@@ -355,6 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="resamples of the sources (0: no interval)")  # fmt: skip
     pa.add_argument("--seed", type=whole_number(0), default=0)
     pa.add_argument("--json", default=None, metavar="FILE", help="also write the numbers here")
+    pa.add_argument("--words", type=_word_band, default=None, metavar="LO:HI",
+                    help="only sources of LO <= words < HI (whitespace words of the source; "
+                    "LO: for no upper bound)")  # fmt: skip
     pa.set_defaults(func=_cmd_paired)
     so = sub.add_parser("sources", help="the distinct source sentences of a corpus, one a line "
                         "(input for the builder)")  # fmt: skip

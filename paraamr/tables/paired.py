@@ -9,6 +9,7 @@ that share much of their error (the same parser, the same sources) get a much na
 this way than from the two rows' own intervals.
 
     paraamr paired results/built/table2-paranmt-small ParaAMR-built ParaAMR-built-no-refocus
+    paraamr paired … --words 25:   # only the sources of 25 words or more (--words 0:10: under 10)
 
 >>> d = paired_differences({"a": {"ted3": 5.0}, "b": {"ted3": 3.0}},
 ...                        {"a": {"ted3": 4.0}, "b": {"ted3": 3.0}, "c": {"ted3": 9.0}},
@@ -32,7 +33,7 @@ from paraamr.metrics.aggregate import bootstrap_ci
 from paraamr.shards import merged_rows
 from paraamr.tables.table2 import PERCENT
 
-__all__ = ["source_rows", "paired_differences", "compare_corpora", "render_paired"]
+__all__ = ["source_rows", "paired_differences", "compare_corpora", "render_paired", "in_band"]
 
 
 def source_rows(out_dir: str | os.PathLike, name: str, lowercase: bool = False) -> dict[str, dict]:
@@ -85,24 +86,50 @@ def paired_differences(
     return out
 
 
+def in_band(source: str, words: tuple[int, int | None] | None) -> bool:
+    """Whether ``source`` has ``lo <= n < hi`` whitespace words (``hi`` ``None``: no upper
+    bound; ``words`` ``None``: every source).
+
+    >>> in_band("I am here .", (4, 10)), in_band("I am here .", (0, 4)), in_band("a", None)
+    (True, False, True)
+    """
+    if words is None:
+        return True
+    lo, hi = words
+    n = len(source.split())
+    return lo <= n and (hi is None or n < hi)
+
+
 def compare_corpora(out_dir: str | os.PathLike, a: str, b: str, *, lowercase: bool = False,
-                    bootstrap: int = 1000, seed: int = 0) -> dict:  # fmt: skip
+                    bootstrap: int = 1000, seed: int = 0,
+                    words: tuple[int, int | None] | None = None) -> dict:  # fmt: skip
     """:func:`paired_differences` of corpora ``a`` and ``b`` of the Table 2 run in
-    ``out_dir``, with how many sources each has and how many they share."""
+    ``out_dir``, with how many sources each has and how many they share; ``words``:
+    only the sources of ``lo <= words < hi`` (:func:`in_band`)."""
     ra, rb = source_rows(out_dir, a, lowercase), source_rows(out_dir, b, lowercase)
+    ra = {s: r for s, r in ra.items() if in_band(s, words)}
+    rb = {s: r for s, r in rb.items() if in_band(s, words)}
     shared = sum(s in rb for s in ra)
     if not shared:
         raise InputError(f"{out_dir}: {a} and {b} share no source"
+                         + ("" if words is None else f" of {_band(words)} words")
                          + ("" if lowercase else " (lowercase keys?)"))  # fmt: skip
     return {"run": str(out_dir), "a": a, "b": b, "sources_a": len(ra), "sources_b": len(rb),
             "shared": shared, "bootstrap": bootstrap, "seed": seed,
+            **({"words": list(words)} if words is not None else {}),
             "metrics": paired_differences(ra, rb, bootstrap=bootstrap, seed=seed)}  # fmt: skip
+
+
+def _band(words: Sequence[int | None]) -> str:
+    lo, hi = words
+    return f"{lo} or more" if hi is None else f"{lo} to {hi - 1}"
 
 
 def render_paired(result: Mapping) -> str:
     """A markdown table of :func:`compare_corpora`'s result."""
     a, b = result["a"], result["b"]
-    lines = [f"{a} − {b}, per source over the {result['shared']} sources both have "
+    band = f" of {_band(result['words'])} words" if result.get("words") else ""
+    lines = [f"{a} − {b}, per source over the {result['shared']} sources{band} both have "
              f"({result['bootstrap']} bootstrap resamples of the sources):", "",
              f"| metric | sources | {a} | {b} | difference [95% CI] |",
              "|---|---|---|---|---|"]  # fmt: skip

@@ -264,6 +264,21 @@ def test_paired_comparison_equals_the_shard_rows_by_hand(table2_run, capsys):
     main(["paired", str(out), "ParaNMT", "ParaBank1", "--bootstrap", "0"])
     printed = capsys.readouterr().out
     assert f"| ted3 | 12 | {res['metrics']['ted3']['a']:.2f} |" in printed
+    # a band of source lengths: only the sources of lo <= whitespace words < hi
+    lengths = sorted(len(s.split()) for s in shared)
+    cut = next(n for n in lengths if n > lengths[0])  # the sources split into two non-empty bands
+    for band, keep in (((0, cut), lambda n: n < cut), ((cut, None), lambda n: n >= cut)):
+        some = [s for s in shared if keep(len(s.split()))]
+        got = compare_corpora(out, "ParaNMT", "ParaBank1", bootstrap=0, words=band)
+        d = [a[s]["ted3"] - b[s]["ted3"] for s in some]
+        assert 0 < got["shared"] == len(some) < 12 and got["words"] == list(band)
+        assert got["metrics"]["ted3"]["difference"] == pytest.approx(sum(d) / len(d), abs=1e-3)
+    main(["paired", str(out), "ParaNMT", "ParaBank1", "--bootstrap", "0", "--words", f"{cut}:"])
+    assert f"sources of {cut} or more words both have" in capsys.readouterr().out
+    for bad in ("9:3", "ten:", "5"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["paired", str(out), "ParaNMT", "ParaBank1", "--words", bad])
+        assert exit_.value.code == 2 and "expected LO:HI or LO:" in capsys.readouterr().err
 
 
 def test_paired_self_bleu_needs_two_paraphrases_on_both_sides():
