@@ -12,8 +12,8 @@ a finished role reused) into ``<out_dir>/<role>/model``; then the test scores
 times and signatures (a rerun of one direction keeps the other's entry);
 ``<role>/test_outputs.jsonl`` the answers. A finished model is not retrained: rerunning with
 other decoding settings (``model.answer_cap``) re-scores it; with other training settings
-(:func:`paraamr.top.train.fit_settings`: steps, rate, batch, grouping, loss) it is refused, so a
-signature never names settings its model was not trained with.
+(:func:`paraamr.top.train.fit_settings`: steps, rate, frozen blocks, batch, grouping, loss) it
+is refused, so a signature never names settings its model was not trained with.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def signature(cfg: DictConfig, direction: str, silver: int = 0,
     return Signature.build(
         ("amr", direction),
         ("model", m.model_name_or_path),
-        ("freeze", m.get("freeze_layers")),
+        ("freeze", stage.get("freeze_layers")),
         ("constrained", bool(m.get("constrained")) and direction == "parse"),
         ("cap", cap_label(m.get("answer_cap")) if direction == "parse" else "none"),
         ("stop_loops", stage.get("stop_loops") if direction == "parse" else None),

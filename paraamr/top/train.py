@@ -63,11 +63,13 @@ def _fit_config(cfg: DictConfig, role: str, work: Path, name: str) -> DictConfig
 
 def fit_settings(cfg: DictConfig, role: str) -> dict[str, Any]:
     """The training settings a finished model records (``train_result.json``'s ``settings``)
-    and a rerun that reuses it must match: steps, learning rate, batch size, grouping, loss."""
+    and a rerun that reuses it must match: steps, learning rate, frozen blocks, batch size,
+    grouping, loss."""
     stage = (cfg.stages.get(role) or {}).get("trainer") or {}
     return {
         "max_steps": stage.get("max_steps", cfg.trainer.get("max_steps")),
         "lr": cfg.model.get("lr"),
+        "freeze_layers": cfg.model.get("freeze_layers"),
         "batch_size": cfg.data.get("batch_size"),
         "group_by_length": bool(cfg.data.get("group_by_length", False)),
         "loss_norm": cfg.data.get("loss_norm", "batch"),

@@ -510,3 +510,20 @@ def test_an_unknown_stage_eval_key_is_refused_before_any_training(train_amr, tmp
     monkeypatch.setattr("paraamr.training.fit.fit", forbidden)
     with pytest.raises(ConfigError, match=r"stages.parser.eval: unknown key\(s\) \['batchsize'\]"):
         train_amr(tmp_path, "directions=[generate,parse]", "+stages.parser.eval.batchsize=3")
+
+
+def test_a_stage_of_its_own_frozen_blocks_is_trained_signed_and_checked_so(train_amr, tmp_path):
+    """``stages.parser.model.freeze_layers`` (the parser with more blocks trained than the
+    generator): the parser's model freezes that many, its signature says so, and a rerun
+    without it is refused."""
+    from paraamr.amrlm.module import AMRModule
+    from paraamr.signature import Signature
+
+    result = train_amr(tmp_path, "+stages.parser.model.freeze_layers=1")
+    fields = {d: Signature(r["signature"]).fields for d, r in result["directions"].items()}
+    assert (fields["parse"]["freeze"], fields["generate"]["freeze"]) == ("1", "None")
+    parser = AMRModule.from_saved(tmp_path / "parser" / "model")
+    assert parser.settings["freeze_layers"] == 1
+    assert AMRModule.from_saved(tmp_path / "generator" / "model").settings["freeze_layers"] is None
+    with pytest.raises(ConfigError, match=r"'freeze_layers': \(1, None\)"):
+        train_amr(tmp_path, "directions=[parse]")

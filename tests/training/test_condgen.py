@@ -148,12 +148,12 @@ def test_fit_settings_read_a_stage_trainer_with_keys_the_base_lacks():
     cfg = OmegaConf.create({
         "trainer": {"max_steps": 5},
         "stages": {"parser": {"trainer": {"max_steps": 7, "val_check_interval": 1}}},
-        "model": {"lr": 1e-4},
+        "model": {"lr": 1e-4, "freeze_layers": 20},
         "data": {"batch_size": 8},
     })  # fmt: skip
     OmegaConf.set_struct(cfg, True)  # as Hydra composes it
-    want = {"max_steps": 7, "lr": 1e-4, "batch_size": 8, "group_by_length": False,
-            "loss_norm": "batch"}  # fmt: skip
+    want = {"max_steps": 7, "lr": 1e-4, "freeze_layers": 20, "batch_size": 8,
+            "group_by_length": False, "loss_norm": "batch"}  # fmt: skip
     assert fit_settings(cfg, "parser") == want
     assert fit_settings(cfg, "generator")["max_steps"] == 5  # no stage: the base trainer's
 
