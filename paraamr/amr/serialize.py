@@ -105,20 +105,32 @@ def smatch_score(
     """Corpus Smatch of ``tests`` against ``golds`` (same order); a ``None`` test (a sequence
     that did not deserialize) matches nothing and still counts its gold triples.
 
+    A test graph smatch's reader cannot read (penman writes it, but a concept such as ``x:y``
+    breaks smatch) also matches nothing: its triples count as penman reads them, plus the top
+    smatch adds, and it is counted in ``unreadable``. A gold graph smatch cannot read raises
+    :class:`~paraamr.errors.AMRError`.
+
     >>> smatch_score([None], ["(h / he)"])["recall"]
     0.0
     """
-    matched = n_test = n_gold = pairs = 0
+    matched = n_test = n_gold = pairs = unreadable = 0
     for test, gold in zip(tests, golds, strict=True):
         gold_line = plain_graph(gold)
         pairs += 1
-        if test is None:
-            n_gold += smatch_counts(gold_line, gold_line)[2]
-            continue
-        m, t, g = smatch_counts(plain_graph(test), gold_line)
-        matched, n_test, n_gold = matched + m, n_test + t, n_gold + g
+        if test is not None:
+            test_line = plain_graph(test)
+            try:
+                m, t, g = smatch_counts(test_line, gold_line)
+            except AMRError:
+                unreadable += 1
+                graph = test if isinstance(test, penman.Graph) else penman.decode(test)
+                n_test += len(graph.triples) + 1  # + smatch's TOP
+            else:
+                matched, n_test, n_gold = matched + m, n_test + t, n_gold + g
+                continue
+        n_gold += smatch_counts(gold_line, gold_line)[2]
     precision = matched / n_test if n_test else 0.0
     recall = matched / n_gold if n_gold else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4),
-            "pairs": pairs}  # fmt: skip
+            "pairs": pairs, "unreadable": unreadable}  # fmt: skip

@@ -12,6 +12,7 @@ back in input order, with a progress bar.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +22,8 @@ from paraamr.amrlm.split import AMRExample
 from paraamr.utils import map_length_batches
 
 __all__ = ["answers", "evaluate_parser", "evaluate_generator"]
+
+log = logging.getLogger(__name__)
 
 
 def answers(module: Any, prompts: Sequence[str], batch_size: int = 16,
@@ -48,6 +51,9 @@ def evaluate_parser(module: Any, examples: Sequence[AMRExample], batch_size: int
     outs = answers(module, [e.sentence for e in examples], batch_size, progress)
     graphs = [deserialize(a) for a in outs]
     score = smatch_score(graphs, [e.graph for e in examples])
+    if score["unreadable"]:
+        log.warning("%d of %d answers deserialize but smatch cannot read them: scored as "
+                    "matching nothing", score["unreadable"], len(examples))  # fmt: skip
     ok = sum(g is not None for g in graphs)
     return {
         **score,
