@@ -38,7 +38,8 @@ def _config(direction: str, model: str | None):
     with initialize_config_dir(str(ROOT / "conf"), version_base=None):
         # the tiny model reads 128 positions
         lengths = {"parser": (32, 64), "generator": (64, 32)}
-        tiny = [f"model.model_name_or_path={model}", "model.freeze_layers=1"] + [
+        frozen = ["model.freeze_layers=1", "stages.generator.model.freeze_layers=1"]
+        tiny = [f"model.model_name_or_path={model}", *frozen] + [
             f"stages.{role}.model.max_{side}_length={n}"
             for role, ns in lengths.items()
             for side, n in zip(("source", "target"), ns, strict=True)

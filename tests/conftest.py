@@ -110,7 +110,8 @@ def train_amr(tiny_gpt2, data_dir):
         overrides = [
             f"out_dir={out_dir}", f"paths.data_dir={data_dir}",
             f"model.model_name_or_path={tiny_gpt2}",
-            "model.freeze_layers=null", "trainer.precision=32", "logger.wandb.enabled=false",
+            "model.freeze_layers=null", "stages.generator.model.freeze_layers=null",
+            "trainer.precision=32", "logger.wandb.enabled=false",
             "stages.parser.trainer.max_steps=2", "stages.generator.trainer.max_steps=2",
             "stages.parser.trainer.val_check_interval=1",
             "stages.generator.trainer.val_check_interval=1",

@@ -21,7 +21,7 @@ Examples:
     >>> penman.encode(deserialize(serialize(g)), indent=None)
     '(c / cry-01 :ARG0 (h / he) :polarity -)'
     >>> smatch_score([g], [g])
-    {'precision': 1.0, 'recall': 1.0, 'f1': 1.0, 'pairs': 1}
+    {'precision': 1.0, 'recall': 1.0, 'f1': 1.0, 'pairs': 1, 'unreadable': 0}
 """
 
 from __future__ import annotations
