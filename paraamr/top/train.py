@@ -116,7 +116,11 @@ def train_seq2seq(
     sidecar = getattr(get_class(cfg.model._target_), "sidecar", MODULE_FILE)
     if done.exists() and (model_dir / sidecar).exists():
         record = json.loads(done.read_text(encoding="utf-8"))
-        differ = reuse_mismatch(record, fit_settings(cfg, role))
+        saved = json.loads((model_dir / sidecar).read_text(encoding="utf-8"))
+        had = record.get("settings") or {"max_steps": record.get("steps")}
+        if "freeze_layers" not in had and isinstance(saved, dict) and "freeze_layers" in saved:
+            had = {**had, "freeze_layers": saved["freeze_layers"]}  # a record older than the key
+        differ = reuse_mismatch({**record, "settings": had}, fit_settings(cfg, role))
         if differ:  # scores and signatures would name settings the model never had
             raise ConfigError(
                 f"{model_dir} was trained with other settings (trained with, config): {differ}; "

@@ -184,3 +184,27 @@ def test_a_finished_top_stage_is_reused_only_under_its_training_settings(
                            "data.batch_size=4")  # fmt: skip
     with pytest.raises(ConfigError, match=r"'max_steps': \(300, 40\), 'batch_size': \(\d+, 4\)"):
         train_seq2seq(other, "generator", [], [], [], work)
+
+
+def test_a_record_older_than_frozen_blocks_is_checked_against_the_saved_model(
+    compose_config, tmp_path, monkeypatch
+):
+    """A model whose ``train_result.json`` predates ``freeze_layers`` in its settings is
+    checked on the frozen blocks its own sidecar saved (20), so a config that now says 10 is
+    refused instead of re-scoring it under a signature that says ``freeze:10``."""
+    import json
+
+    from paraamr.amrlm.train import _direction_config
+    from paraamr.top.train import TRAIN_FILE, train_seq2seq
+
+    monkeypatch.setattr("paraamr.training.fit.fit", lambda *a, **k: 1 / 0)
+    cfg = _direction_config(compose_config("amr", f"out_dir={tmp_path}"), "generate")
+    assert cfg.model.freeze_layers == 10  # the generator's default
+    work = tmp_path / "generator"
+    (work / "model").mkdir(parents=True)
+    (work / "model" / "amr_module.json").write_text(json.dumps({"freeze_layers": 20}))
+    (work / TRAIN_FILE).write_text(json.dumps({"role": "generator", "steps": 400}))
+    with pytest.raises(ConfigError, match=r"'freeze_layers': \(20, 10\)"):
+        train_seq2seq(cfg, "generator", [], [], [], work)
+    (work / "model" / "amr_module.json").write_text(json.dumps({"freeze_layers": 10}))
+    assert train_seq2seq(cfg, "generator", [], [], [], work)["steps"] == 400  # reused
