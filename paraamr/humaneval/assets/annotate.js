@@ -1,32 +1,46 @@
-/* The annotation page: one pair at a time, answers kept in localStorage under the kit id. */
+/* The annotation page: one pair at a time, answers kept in localStorage under the kit id.
+   Each save also goes to sessionStorage, and a load takes whichever copy was saved last: Chromium
+   can open a reloaded file:// page on a localStorage that misses the page's own writes (seen on
+   Chromium 156 in about one reload in ten), while the tab's sessionStorage survives the reload. */
 (function () {
   "use strict";
   var DATA = JSON.parse(document.getElementById("kit-data").textContent);
   var FIELDS = DATA.questions;
   var STORE = "paraamr-humaneval:" + DATA.kit;
   var $ = function (id) { return document.getElementById(id); };
-  var state = { annotator: "", pos: 0, answers: {} };
+  var state = { annotator: "", pos: 0, answers: {}, saves: 0 };
   var storageOk = true;
   var active = FIELDS[0];
 
-  function load() {
+  function stored(area) {
     try {
-      var raw = window.localStorage.getItem(STORE);
-      if (raw) {
-        var s = JSON.parse(raw);
-        state.annotator = s.annotator || "";
-        state.answers = s.answers || {};
-        state.pos = Math.min(Math.max(s.pos || 0, 0), DATA.items.length - 1);
-      }
+      var raw = window[area].getItem(STORE);
+      return raw ? JSON.parse(raw) : null;
     } catch (e) {
-      storageOk = false;
+      if (area === "localStorage") { storageOk = false; }
+      return null;
+    }
+  }
+
+  function load() {
+    var copies = [stored("localStorage"), stored("sessionStorage")].filter(Boolean);
+    copies.sort(function (a, b) { return (b.saves || 0) - (a.saves || 0); });
+    var s = copies[0];
+    if (s) {
+      state.annotator = s.annotator || "";
+      state.answers = s.answers || {};
+      state.pos = Math.min(Math.max(s.pos || 0, 0), DATA.items.length - 1);
+      state.saves = s.saves || 0;
     }
   }
 
   function save() {
+    state.saves += 1;
+    var raw = JSON.stringify(state);
+    try { window.sessionStorage.setItem(STORE, raw); } catch (e) { /* localStorage decides */ }
     if (!storageOk) { return; }
     try {
-      window.localStorage.setItem(STORE, JSON.stringify(state));
+      window.localStorage.setItem(STORE, raw);
     } catch (e) {
       storageOk = false;
       say("This browser does not keep answers: download them before closing the page.");
