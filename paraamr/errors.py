@@ -102,7 +102,8 @@ def cli_errors(prog: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Wrap a command-line ``main(argv)``: a :class:`ParaAMRError` or a missing / unreadable
     file ends the command with one line ``<prog>: error: <reason>`` on stderr and exit status 2
     (argparse's own convention); ``--debug`` (anywhere in ``argv``) or ``PARAAMR_DEBUG=1`` lets
-    the traceback through.
+    the traceback through. Output piped into a reader that stops early (``| head``) ends the
+    command quietly with status 141, as a command killed by SIGPIPE.
 
     >>> @cli_errors("demo")
     ... def main(argv=None):
@@ -127,6 +128,12 @@ def cli_errors(prog: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
                     raise
                 print(f"{prog}: error: {describe_error(e)}", file=sys.stderr)
                 raise SystemExit(2) from None
+            except BrokenPipeError:
+                # the reader went away (`paraamr … | head`): stop quietly with the status a
+                # command killed by SIGPIPE has; stdout now points at /dev/null so that the
+                # interpreter's last flush of the closed pipe does not fail again
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                raise SystemExit(141) from None
 
         return main
 

@@ -312,3 +312,24 @@ def test_sources_of_parabank_eval_are_its_400_references(data_dir, capsys):
     main(["sources", str(refs), "--format", "parabank-eval-parabank1"])
     got = capsys.readouterr().out.splitlines()
     assert len(want) == 400 and sorted(got) == sorted(want)
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
+    """``paraamr sources … | head -1``: the closed pipe ends the command with status 141 (as a
+    command killed by SIGPIPE) and nothing on stderr but the command's own count line, not a
+    BrokenPipeError traceback."""
+    import os
+    from pathlib import Path
+
+    p = tmp_path / "c.tsv"  # ~300 kB of distinct sources: more than a pipe holds
+    p.write_text("".join(f"source sentence number {i} of many.\tp.\n" for i in range(8000)))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paraamr.cli", "sources", str(p), "--format", "pairs"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    assert proc.stdout.readline() == b"source sentence number 0 of many.\n"
+    proc.stdout.close()  # the reader goes away with the writer blocked on a full pipe
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err
