@@ -37,8 +37,14 @@ log = logging.getLogger(__name__)
 
 def _specs(cfg: DictConfig):
     """(corpus specs, data label for signatures, human description of the data): ``corpora``,
-    else the ParaBank-Eval defaults; ``extra_corpora`` are added after either."""
-    extra = parse_corpus_specs(str(cfg.extra_corpora)) if cfg.get("extra_corpora") else []
+    else the ParaBank-Eval defaults; then ``built_corpora`` (the built presets' rows) and
+    ``extra_corpora``. A name given twice is an error, so extra rows never replace built ones."""
+    extra = [
+        spec
+        for key in ("built_corpora", "extra_corpora")
+        if cfg.get(key)
+        for spec in parse_corpus_specs(str(cfg[key]))
+    ]
     if cfg.corpora:
         specs, label, where = parse_corpus_specs(str(cfg.corpora)), "user-corpora", "user corpora"
     else:
@@ -49,7 +55,7 @@ def _specs(cfg: DictConfig):
             label, where = f"{label}+user-corpora", f"{where} and user corpora"
     specs = specs + extra
     if len({s.name for s in specs}) != len(specs):
-        raise ParaAMRError("corpus names must be unique (corpora and extra_corpora)")
+        raise ParaAMRError("corpus names must be unique (corpora, built_corpora, extra_corpora)")
     return in_data_dir(specs, lambda: data_path(cfg.paths.data_dir)), label, where
 
 

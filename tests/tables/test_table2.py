@@ -290,3 +290,28 @@ def test_paired_self_bleu_needs_two_paraphrases_on_both_sides():
     assert got == {"n": 1, "a": 40.0, "b": 10.0, "difference": 30.0, "ci95": None}
     b["s2"]["n_pairs"] = 1  # one paraphrase: no Self-BLEU, so no source is left
     assert paired_differences(a, b, metrics=("self_bleu",), bootstrap=0) == {}
+
+
+def test_extra_corpora_beside_a_built_preset_add_rows_and_never_replace_its_own(
+    data_dir, compose_config
+):
+    """``+experiment=table2_built_paranmt_small built_dir=D extra_corpora=...``: the preset's two
+    rows read from ``D`` stay, the extra rows follow, and an extra row named like a built one
+    is refused (it replaced the whole built pair before)."""
+    from paraamr.tables.run_table2 import _specs
+
+    preset = (
+        "+experiment=table2_built_paranmt_small",
+        "built_dir=/b",
+        f"paths.data_dir={data_dir}",
+    )
+    cfg = compose_config("table2", *preset, "extra_corpora='G=/g/all/corpus.jsonl'")
+    specs, _, _ = _specs(cfg)
+    assert [(s.name, str(s.path)) for s in specs] == [
+        ("ParaNMT", f"{data_dir}/paraphrase/qqppos-paranmt-small/para/valid_src.txt"),
+        ("ParaAMR-built", "/b/all/corpus.jsonl"),
+        ("ParaAMR-built-no-refocus", "/b/top/corpus.jsonl"),
+        ("G", "/g/all/corpus.jsonl"),
+    ]
+    with pytest.raises(ParaAMRError, match="unique"):
+        _specs(compose_config("table2", *preset, "extra_corpora='ParaAMR-built=/g/x.jsonl'"))
