@@ -190,8 +190,8 @@ def test_a_record_older_than_frozen_blocks_is_checked_against_the_saved_model(
     compose_config, tmp_path, monkeypatch
 ):
     """A model whose ``train_result.json`` predates ``freeze_layers`` in its settings is
-    checked on the frozen blocks its own sidecar saved (20), so a config that now says 10 is
-    refused instead of re-scoring it under a signature that says ``freeze:10``."""
+    checked on the frozen blocks its own sidecar saved (20), so a config that now says 1 is
+    refused instead of re-scoring it under a signature that says ``freeze:1``."""
     import json
 
     from paraamr.amrlm.train import _direction_config
@@ -199,12 +199,12 @@ def test_a_record_older_than_frozen_blocks_is_checked_against_the_saved_model(
 
     monkeypatch.setattr("paraamr.training.fit.fit", lambda *a, **k: 1 / 0)
     cfg = _direction_config(compose_config("amr", f"out_dir={tmp_path}"), "generate")
-    assert cfg.model.freeze_layers == 10  # the generator's default
+    assert cfg.model.freeze_layers == 1  # the generator's default
     work = tmp_path / "generator"
     (work / "model").mkdir(parents=True)
     (work / "model" / "amr_module.json").write_text(json.dumps({"freeze_layers": 20}))
     (work / TRAIN_FILE).write_text(json.dumps({"role": "generator", "steps": 400}))
-    with pytest.raises(ConfigError, match=r"'freeze_layers': \(20, 10\)"):
+    with pytest.raises(ConfigError, match=r"'freeze_layers': \(20, 1\)"):
         train_seq2seq(cfg, "generator", [], [], [], work)
-    (work / "model" / "amr_module.json").write_text(json.dumps({"freeze_layers": 10}))
+    (work / "model" / "amr_module.json").write_text(json.dumps({"freeze_layers": 1}))
     assert train_seq2seq(cfg, "generator", [], [], [], work)["steps"] == 400  # reused
