@@ -76,17 +76,26 @@ def fit_settings(cfg: DictConfig, role: str) -> dict[str, Any]:
     }
 
 
-def reuse_mismatch(record: dict[str, Any], settings: dict[str, Any]) -> dict[str, tuple]:
+def reuse_mismatch(
+    record: dict[str, Any], settings: dict[str, Any], saved: Any = None
+) -> dict[str, tuple]:
     """``{setting: (trained with, config)}`` where a finished model's ``record`` differs from
-    ``settings``; a record written before ``settings`` existed is checked on its steps only.
+    ``settings``; a record written before ``settings`` existed is checked on its steps only, and
+    one written before ``freeze_layers`` was among them on the ``freeze_layers`` of ``saved``
+    (the model's saved sidecar) where that names it.
 
     >>> reuse_mismatch({"steps": 400}, {"max_steps": 600, "lr": 2e-4})
     {'max_steps': (400, 600)}
     >>> reuse_mismatch({"steps": 600, "settings": {"max_steps": 600, "loss_norm": "batch"}},
     ...                {"max_steps": 600, "loss_norm": "corpus"})
     {'loss_norm': ('batch', 'corpus')}
+    >>> reuse_mismatch({"steps": 400}, {"max_steps": 400, "freeze_layers": 1},
+    ...                {"freeze_layers": 20})
+    {'freeze_layers': (20, 1)}
     """
     had = record.get("settings") or {"max_steps": record.get("steps")}
+    if "freeze_layers" not in had and isinstance(saved, dict) and "freeze_layers" in saved:
+        had = {**had, "freeze_layers": saved["freeze_layers"]}
     return {k: (v, settings.get(k)) for k, v in had.items() if settings.get(k) != v}
 
 
@@ -117,10 +126,7 @@ def train_seq2seq(
     if done.exists() and (model_dir / sidecar).exists():
         record = json.loads(done.read_text(encoding="utf-8"))
         saved = json.loads((model_dir / sidecar).read_text(encoding="utf-8"))
-        had = record.get("settings") or {"max_steps": record.get("steps")}
-        if "freeze_layers" not in had and isinstance(saved, dict) and "freeze_layers" in saved:
-            had = {**had, "freeze_layers": saved["freeze_layers"]}  # a record older than the key
-        differ = reuse_mismatch({**record, "settings": had}, fit_settings(cfg, role))
+        differ = reuse_mismatch(record, fit_settings(cfg, role), saved)
         if differ:  # scores and signatures would name settings the model never had
             raise ConfigError(
                 f"{model_dir} was trained with other settings (trained with, config): {differ}; "
