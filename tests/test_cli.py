@@ -316,8 +316,7 @@ def test_sources_of_parabank_eval_are_its_400_references(data_dir, capsys):
 
 def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
     """``paraamr sources … | head -1``: the closed pipe ends the command with status 141 (as a
-    command killed by SIGPIPE) and nothing on stderr but the command's own count line, not a
-    BrokenPipeError traceback."""
+    command killed by SIGPIPE), with no BrokenPipeError traceback on stderr."""
     import os
     from pathlib import Path
 
