@@ -116,6 +116,7 @@ def train_amr(tiny_gpt2, data_dir):
             "stages.parser.trainer.val_check_interval=1",
             "stages.generator.trainer.val_check_interval=1",
             "data.limit_train=4", "data.limit_dev=2", "data.limit_test=2", "progress=false",
+            "data.silver_sentences=null",
             "stages.parser.model.max_source_length=32",
             "stages.parser.model.max_target_length=48",
             "stages.generator.model.max_source_length=64",

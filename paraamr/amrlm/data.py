@@ -106,6 +106,10 @@ class AMRData:
             unlabeled sentences, ``make amr-silver``).
         silver_directions: the directions that train on ``silver`` (the generator only by
             default: the parser would learn its own mistakes).
+        silver_sentences: without ``silver``, the sentences the run's own parser parses
+            into silver pairs before the generator trains (``offline``: the data folder's
+            candidates; a file: one sentence a line; ``None``: gold pairs only), the first
+            ``silver_limit`` of them (:func:`paraamr.amrlm.silver.silver_sentences`).
     """
 
     limit_train: int | None = None
@@ -119,6 +123,8 @@ class AMRData:
     loss_norm: str = "batch"
     silver: str | None = None
     silver_directions: Sequence[str] = ("generate",)
+    silver_sentences: str | None = None
+    silver_limit: int | None = None
 
     def __post_init__(self) -> None:
         from paraamr.training.recipe import LOSS_NORMS
@@ -128,6 +134,18 @@ class AMRData:
         bad = [d for d in self.silver_directions if d not in ("parse", "generate")]
         if bad:
             raise ConfigError(f"data.silver_directions: {bad[0]!r} is not parse or generate")
+        if self.silver_limit is not None and self.silver_limit < 1:
+            raise ConfigError(f"data.silver_limit: at least 1 or null, got {self.silver_limit}")
+        if self.own_silver and "parse" in self.silver_directions:
+            raise ConfigError("data.silver_sentences: the parser cannot train on the graphs it "
+                              "writes after training; set data.silver_directions=[generate] or "
+                              "give a parsed file as data.silver")  # fmt: skip
+
+    @property
+    def own_silver(self) -> bool:
+        """Whether the run parses its own silver sentences (``silver_sentences`` without a
+        ready ``silver`` file, which wins)."""
+        return bool(self.silver_sentences) and not self.silver
 
     def datamodule(self, train_pairs, val_pairs, encode_batch, seed: int):
         """The training data module (:class:`~paraamr.top.data.PairDataModule`, as TOP's)."""

@@ -18,6 +18,10 @@ own output (``data.silver_directions: [generate]``, the default).
   sources of ParaNMT-small's test split and the original English of the first 150 pairs of the
   ParaBank validation sample (the data folder), neither part of the sources
   ``make corpus-offline`` builds from.
+- :func:`silver_sentences`: what a training run parses for itself (``data.silver_sentences``
+  in ``conf/amr.yaml``): ``offline`` (the candidates above without the sentences of
+  :func:`offline_exclusions`, the corpus-offline sources) or the lines of a file, selected as
+  above, the first ``limit`` of them.
 
 Examples:
     >>> select_sentences(["A b .", "a B .", "c d .", "e f g h ."], exclude=["C D ."], max_words=3)
@@ -40,7 +44,14 @@ from paraamr.amr.serialize import is_placeholder
 from paraamr.errors import DataNotFoundError, InputError
 from paraamr.utils import logger_level
 
-__all__ = ["SilverData", "read_silver", "select_sentences", "offline_candidates"]
+__all__ = [
+    "SilverData",
+    "read_silver",
+    "select_sentences",
+    "offline_candidates",
+    "offline_exclusions",
+    "silver_sentences",
+]
 
 log = logging.getLogger(__name__)
 
@@ -49,22 +60,35 @@ OFFLINE_SOURCES = (
     ("paraphrase/qqppos-paranmt-small/para/test_src.txt", 500),
     ("paraphrase/parabank-valid-sample/pairs.unbpe.tsv", 150),
 )
+#: the source sets ``make corpus-offline`` builds from (path under the data folder, corpus
+#: format): never silver sentences, so no built source was seen with its graph in training
+OFFLINE_EXCLUDED = (
+    ("paraphrase/qqppos-paranmt-small/para/valid_src.txt", "src-trg"),
+    ("paraphrase/parabank-eval", "parabank-eval-parabank1"),
+)
 
 
 @dataclass
 class SilverData:
     """The usable pairs of a silver file, what was left out (reason -> count), and how many of
-    the pairs' graphs state an edge twice (kept as parsed, as the builder reads them)."""
+    the pairs' graphs state an edge twice (kept as parsed, as the builder reads them); for a
+    file a training run parsed itself, its sentences (``offline:300``, a file) and how many."""
 
     path: str
     items: list[tuple[str, penman.Graph]]
     skipped: Counter = field(default_factory=Counter)
     repeated: int = 0
+    source: str | None = None
+    parsed: int | None = None
 
     def summary(self) -> dict:
-        """``{"path", "graphs", "skipped", "repeated"}`` for a run's scores."""
-        return {"path": self.path, "graphs": len(self.items), "skipped": dict(self.skipped),
-                "repeated": self.repeated}  # fmt: skip
+        """``{"path", "graphs", "skipped", "repeated"}`` for a run's scores (and ``source``,
+        ``parsed`` where the run parsed the file)."""
+        out = {"path": self.path, "graphs": len(self.items), "skipped": dict(self.skipped),
+               "repeated": self.repeated}  # fmt: skip
+        if self.source is not None:
+            out.update(source=self.source, parsed=self.parsed)
+        return out
 
 
 def read_silver(path: str | Path) -> SilverData:
@@ -142,6 +166,50 @@ def offline_candidates(data_dir: str | Path) -> list[str]:
         rows = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
         out += [r["target_original_english"] for r in rows][:n_bank]
     return out
+
+
+def offline_exclusions(data_dir: str | Path) -> list[str]:
+    """The source sentences of :data:`OFFLINE_EXCLUDED` (the corpus-offline sources), in order.
+
+    Raises:
+        DataNotFoundError: a source set is missing.
+    """
+    from paraamr.corpus.readers import read_corpus
+
+    out = []
+    for rel, fmt in OFFLINE_EXCLUDED:
+        q = Path(data_dir) / rel
+        if not q.exists():
+            raise DataNotFoundError(f"{q}: not found (set the data folder: paths.data_dir)")
+        out += [r.text for r in read_corpus(q, fmt)]
+    return out
+
+
+def silver_sentences(
+    spec: str, data_dir: str | Path, limit: int | None = None, max_words: int = 40
+) -> list[str]:
+    """The sentences a training run parses into silver pairs: ``spec`` ``offline`` (the data
+    folder's :func:`offline_candidates` without :func:`offline_exclusions`) or a file (one
+    sentence a line), selected by :func:`select_sentences`, the first ``limit`` (all: ``None``).
+
+    Raises:
+        DataNotFoundError: the file (or a data folder file) is missing.
+        InputError: nothing is left to parse.
+    """
+    if spec == "offline":
+        chosen = select_sentences(offline_candidates(data_dir), offline_exclusions(data_dir),
+                                  max_words)  # fmt: skip
+    else:
+        p = Path(spec)
+        if not p.is_file():
+            raise DataNotFoundError(f"{p}: silver sentences not found (data.silver_sentences: "
+                                    "offline or a file, one sentence a line)")  # fmt: skip
+        chosen = select_sentences(p.read_text(encoding="utf-8").splitlines(), (), max_words)
+    chosen = chosen[:limit] if limit is not None else chosen
+    if not chosen:
+        raise InputError(f"{spec}: no silver sentence left (empty, repeated or over "
+                         f"{max_words} words)")  # fmt: skip
+    return chosen
 
 
 def main(argv: list[str] | None = None) -> int:

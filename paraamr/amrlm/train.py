@@ -28,7 +28,9 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from paraamr.signature import Signature, versions_field
 
-__all__ = ["train", "ROLE_OF", "SCORES"]
+__all__ = ["train", "own_silver", "ROLE_OF", "SCORES"]
+
+log = logging.getLogger(__name__)
 
 ROLE_OF = {"parse": "parser", "generate": "generator"}
 SCORES = "scores.json"
@@ -91,13 +93,65 @@ def _stage_eval(cfg: DictConfig, role: str) -> DictConfig:
     return OmegaConf.merge(cfg.eval, stage)
 
 
+def _decoder(model_dir: str | Path, sub: DictConfig, evals: DictConfig) -> tuple[Any, Any]:
+    """The saved module of ``model_dir`` decoding as ``sub.model`` says (a rerun re-scores a
+    finished model with the config's decoding settings) in ``evals.dtype``; and its
+    :class:`~paraamr.precision.Precision`."""
+    from paraamr.amrlm.module import AMRModule
+
+    module = AMRModule.from_saved(model_dir)
+    module.set_decoding(sub.model.get("answer_cap"), sub.model.get("no_repeat_words"),
+                        stop_loops=sub.model.get("stop_loops"),
+                        num_beams=sub.model.get("num_beams", 1))  # fmt: skip
+    return module, module.set_precision(evals.get("dtype"), "eval.dtype")
+
+
+def own_silver(cfg: DictConfig, data: Any, root: Path, out: Path, evals: DictConfig) -> Any:
+    """The run's own silver pairs (``data.silver_sentences``, the first ``data.silver_limit``;
+    :func:`paraamr.amrlm.silver.silver_sentences`) parsed by the run's parser
+    (``<out_dir>/parser/model``, the parser stage's decoding settings, batch and precision)
+    into ``<out_dir>/silver/silver.amr`` beside ``sentences.txt``. The parse is the one of
+    ``paraamr amr parse --output``: a killed run resumes after the last whole graph, a finished
+    file is read again as it is. Returns the :class:`~paraamr.amrlm.silver.SilverData`, its
+    summary naming the sentences (``offline:300``, a file's path) and how many were parsed.
+
+    Raises:
+        ConfigError: no trained parser in ``out_dir``.
+    """
+    from paraamr.amrlm.cli import parse_to_file
+    from paraamr.amrlm.module import AMR_MODULE_FILE
+    from paraamr.amrlm.silver import read_silver, silver_sentences
+    from paraamr.errors import ConfigError
+    from paraamr.utils import write_text_atomic
+
+    parser_dir = out / "parser" / "model"
+    if not (parser_dir / AMR_MODULE_FILE).is_file():
+        raise ConfigError(f"data.silver_sentences: no parser in {parser_dir} to parse them; "
+                          "train it first (directions=[parse, generate]) or set "
+                          "data.silver_sentences=null for gold pairs only")  # fmt: skip
+    sentences = silver_sentences(data.silver_sentences, root, data.silver_limit)
+    where = out / "silver"
+    where.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(where / "sentences.txt", "".join(s + "\n" for s in sentences))
+    module, _ = _decoder(parser_dir, _direction_config(cfg, "parse"), evals)
+    log.info("silver: parsing %d sentences (%s) with %s", len(sentences),
+             data.silver_sentences, parser_dir)  # fmt: skip
+    done = parse_to_file(module, sentences, where / "silver.amr", int(evals.batch_size),
+                         name=str(where / "sentences.txt"),
+                         progress=bool(cfg.get("progress", True)))  # fmt: skip
+    silver = read_silver(where / "silver.amr")
+    limit = f":{data.silver_limit}" if data.silver_limit is not None else ""
+    silver.source = f"{data.silver_sentences}{limit}"
+    silver.parsed = done["lines"]
+    return silver
+
+
 def train(cfg: DictConfig) -> dict[str, Any]:
     """Train and score every direction of ``cfg.directions``; returns the scores."""
     from hydra.utils import instantiate
 
     from paraamr.amrlm.data import pairs_for
     from paraamr.amrlm.evaluate import evaluate_generator, evaluate_parser
-    from paraamr.amrlm.module import AMRModule
     from paraamr.amrlm.silver import read_silver
     from paraamr.amrlm.split import load_split
     from paraamr.datadir import data_path
@@ -115,17 +169,23 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     }
     items = {k: [(e.sentence, e.graph) for e in v] for k, v in split.items()}
     silver = read_silver(data.silver) if data.silver else None
-    evals_of = {ROLE_OF[d]: _stage_eval(cfg, ROLE_OF[d]) for d in cfg.directions}  # before training
+    evals_of = {role: _stage_eval(cfg, role) for role in ROLE_OF.values()}  # before training
     earlier = json.loads((out / SCORES).read_text()) if (out / SCORES).is_file() else {}
     result: dict[str, Any] = {"split": {k: len(v) for k, v in split.items()},
                               "measured": measured_on(),
                               "directions": dict(earlier.get("directions", {}))}  # fmt: skip
     encoder = None
+    parse_minutes = None  # the run's own silver parse (data.silver_sentences)
     for direction in cfg.directions:
         role = ROLE_OF[direction]
         sub = _direction_config(cfg, direction)
         form = sub.model.get("graph_form", "serialized")
-        with_silver = silver is not None and direction in data.silver_directions
+        has_silver = silver is not None or data.own_silver
+        with_silver = has_silver and direction in data.silver_directions
+        if with_silver and silver is None:
+            t0 = time.perf_counter()
+            silver = own_silver(cfg, data, root, out, evals_of["parser"])
+            parse_minutes = round((time.perf_counter() - t0) / 60, 2)
         train_items = items["train"] + (silver.items if with_silver else [])
         t0 = time.perf_counter()
         trained = train_seq2seq(
@@ -138,13 +198,8 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             name=f"amr-{role}-{cfg.seed}",
         )
         t1 = time.perf_counter()
-        module = AMRModule.from_saved(trained["model_dir"])
-        # decoding settings come from the config (a rerun re-scores a finished model)
-        module.set_decoding(sub.model.get("answer_cap"), sub.model.get("no_repeat_words"),
-                            stop_loops=sub.model.get("stop_loops"),
-                            num_beams=sub.model.get("num_beams", 1))  # fmt: skip
         evals = evals_of[role]
-        precision = module.set_precision(evals.get("dtype"), "eval.dtype")
+        module, precision = _decoder(trained["model_dir"], sub, evals)
         batch = int(evals.batch_size)
         if direction == "parse":
             scores = evaluate_parser(module, split["test"], batch, cfg.get("progress", True))
@@ -173,5 +228,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
         }
         if with_silver:
             result["directions"][direction]["silver"] = silver.summary()
+            if parse_minutes is not None:
+                result["directions"][direction]["silver"]["parse_minutes"] = parse_minutes
         write_json_atomic(out / SCORES, result)
     return result

@@ -82,7 +82,8 @@ def reuse_mismatch(
     """``{setting: (trained with, config)}`` where a finished model's ``record`` differs from
     ``settings``; a record written before ``settings`` existed is checked on its steps only, and
     one written before ``freeze_layers`` was among them on the ``freeze_layers`` of ``saved``
-    (the model's saved sidecar) where that names it.
+    (the model's saved sidecar) where that names it. ``settings["train_pairs"]`` (how many
+    training pairs the run has now) is checked against the record's count.
 
     >>> reuse_mismatch({"steps": 400}, {"max_steps": 600, "lr": 2e-4})
     {'max_steps': (400, 600)}
@@ -92,10 +93,14 @@ def reuse_mismatch(
     >>> reuse_mismatch({"steps": 400}, {"max_steps": 400, "freeze_layers": 1},
     ...                {"freeze_layers": 20})
     {'freeze_layers': (20, 1)}
+    >>> reuse_mismatch({"steps": 400, "train_pairs": 1674}, {"max_steps": 400, "train_pairs": 1974})
+    {'train_pairs': (1674, 1974)}
     """
     had = record.get("settings") or {"max_steps": record.get("steps")}
     if "freeze_layers" not in had and isinstance(saved, dict) and "freeze_layers" in saved:
         had = {**had, "freeze_layers": saved["freeze_layers"]}
+    if "train_pairs" in settings and "train_pairs" in record:
+        had = {**had, "train_pairs": record["train_pairs"]}
     return {k: (v, settings.get(k)) for k, v in had.items() if settings.get(k) != v}
 
 
@@ -126,7 +131,8 @@ def train_seq2seq(
     if done.exists() and (model_dir / sidecar).exists():
         record = json.loads(done.read_text(encoding="utf-8"))
         saved = json.loads((model_dir / sidecar).read_text(encoding="utf-8"))
-        differ = reuse_mismatch(record, fit_settings(cfg, role), saved)
+        now = {**fit_settings(cfg, role), "train_pairs": len(train_pairs)}
+        differ = reuse_mismatch(record, now, saved)
         if differ:  # scores and signatures would name settings the model never had
             raise ConfigError(
                 f"{model_dir} was trained with other settings (trained with, config): {differ}; "

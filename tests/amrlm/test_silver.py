@@ -99,7 +99,9 @@ def test_the_generator_trains_on_the_silver_pairs_and_the_parser_does_not(
     silver = tmp_path / "silver.amr"
     blocks = [f"# ::snt {e.sentence}\n{penman.encode(e.graph)}\n" for e in bio]
     silver.write_text("\n".join(blocks + [PLACEHOLDER]))
-    result = train_amr(tmp_path / "run", f"data.silver={silver}")
+    # a ready file wins over the sentences the run would parse itself: nothing is parsed
+    result = train_amr(tmp_path / "run", f"data.silver={silver}", "data.silver_sentences=offline")
+    assert not (tmp_path / "run" / "silver").exists()
     parse, gen = result["directions"]["parse"], result["directions"]["generate"]
     assert parse["train"]["train_pairs"] == 8  # 4 gold graphs of each file
     assert gen["train"]["train_pairs"] == 8 + 3
@@ -200,3 +202,109 @@ def test_more_candidates_follow_the_offline_ones_without_repeats(tmp_path, data_
     out = capsys.readouterr().out.splitlines()
     base = select_sentences(offline_candidates(data_dir))
     assert out == base + ["a new sentence .", "another one ."]
+
+
+def test_the_offline_silver_sentences_leave_out_the_corpus_offline_sources(data_dir):
+    """By hand: the candidates in order, without repeats, minus the sentences of ParaNMT-small's
+    validation sources and ParaBank-Eval's sources; one candidate is a validation source."""
+    from paraamr.amrlm.silver import offline_exclusions, silver_sentences
+
+    root = Path(data_dir) / "paraphrase"
+    valid = (root / "qqppos-paranmt-small/para/valid_src.txt").read_text().splitlines()
+    shared = "you can be scheduled for that in four to six weeks ."
+    assert shared in offline_candidates(data_dir) and shared in valid
+    excluded = {s.lower() for s in offline_exclusions(data_dir)}
+    assert {s.lower() for s in valid} <= excluded and len(excluded) == 499 + 400
+    expected, seen = [], set(excluded)
+    for s in offline_candidates(data_dir):
+        if s.lower() not in seen and len(s.split()) <= 40:
+            seen.add(s.lower())
+            expected.append(s)
+    got = silver_sentences("offline", data_dir)
+    assert got == expected and shared not in got and len(got) == 639
+    assert silver_sentences("offline", data_dir, limit=300) == expected[:300]
+
+
+def test_silver_sentences_of_a_file_and_its_errors(tmp_path, data_dir):
+    from paraamr.amrlm.silver import silver_sentences
+
+    f = tmp_path / "s.txt"
+    f.write_text("A b .\n\na B .\nc d .\n")
+    assert silver_sentences(str(f), data_dir, limit=5) == ["A b .", "c d ."]
+    assert silver_sentences(str(f), data_dir, limit=1) == ["A b ."]
+    with pytest.raises(DataNotFoundError, match="nope.txt: silver sentences not found"):
+        silver_sentences(str(tmp_path / "nope.txt"), data_dir)
+    f.write_text("\n \n")
+    with pytest.raises(InputError, match="no silver sentence left"):
+        silver_sentences(str(f), data_dir)
+
+
+def test_own_silver_settings_are_checked():
+    from paraamr.amrlm.data import AMRData
+
+    with pytest.raises(ConfigError, match="parser cannot train on the graphs it writes"):
+        AMRData(silver_sentences="offline", silver_directions=["parse", "generate"])
+    AMRData(silver="x.amr", silver_sentences="offline", silver_directions=["parse"])  # file wins
+    with pytest.raises(ConfigError, match="silver_limit: at least 1"):
+        AMRData(silver_limit=0)
+
+
+def _blocks(path: Path) -> list[tuple[str, str]]:
+    """``(sentence, graph)`` of each block of a parsed file, read as text."""
+    out = []
+    for block in path.read_text().strip().split("\n\n"):
+        head, graph = block.split("\n", 1)
+        out.append((head.removeprefix("# ::snt ").strip(), graph.strip()))
+    return out
+
+
+def test_a_run_parses_its_own_silver_sentences_with_its_parser_then_trains_the_generator(
+    train_amr, tmp_path
+):
+    """The run's parser parses the first ``silver_limit`` selected sentences into
+    ``<out_dir>/silver/silver.amr``; the generator trains on gold + the graphs that are not
+    placeholders (counted from the file), the parser on gold only; a rerun reads the file again
+    and retrains nothing; a generator trained on other pairs is refused, not reused."""
+    from paraamr.errors import ConfigError
+    from paraamr.signature import Signature
+
+    sents = tmp_path / "sentences.txt"
+    sents.write_text("The boy wants to go .\n\nthe BOY wants to go .\nShe sang .\n"
+                     "It rained all day .\nHe left .\n")  # fmt: skip
+    run = tmp_path / "run"
+    gold = train_amr(run)  # gold pairs only, then the same folder with silver: refused
+    assert gold["directions"]["generate"]["train"]["train_pairs"] == 8
+    over = (f"data.silver_sentences={sents}", "data.silver_limit=3")
+    with pytest.raises(ConfigError, match=r"'train_pairs': \(8, "):
+        train_amr(run, *over)
+    parsed = _blocks(run / "silver" / "silver.amr")  # the parse ran before the refusal
+    assert [s for s, _ in parsed] == ["The boy wants to go .", "She sang .", "It rained all day ."]
+    assert (run / "silver" / "sentences.txt").read_text().splitlines() == [s for s, _ in parsed]
+    usable = sum(g != PLACEHOLDER.split("\n", 1)[1].strip() for _, g in parsed)
+    assert usable >= 1, "the tiny parser wrote no graph"
+
+    fresh = tmp_path / "fresh"
+    (fresh / "parser").mkdir(parents=True)
+    for f in (run / "parser").iterdir():  # the same parser, so the same silver graphs
+        if f.name in ("model", "train_result.json"):
+            (fresh / "parser" / f.name).symlink_to(f)
+    result = train_amr(fresh, *over)
+    parse, gen = result["directions"]["parse"], result["directions"]["generate"]
+    assert _blocks(fresh / "silver" / "silver.amr") == parsed
+    assert parse["train"]["train_pairs"] == 8 and "silver" not in parse
+    assert gen["train"]["train_pairs"] == 8 + usable
+    assert Signature(gen["signature"]).fields["silver"] == str(usable)
+    assert gen["silver"]["source"] == f"{sents}:3" and gen["silver"]["parsed"] == 3
+    assert gen["silver"]["graphs"] == usable and gen["silver"]["parse_minutes"] >= 0
+
+    before = (fresh / "silver" / "silver.amr").stat().st_mtime_ns
+    again = train_amr(fresh, *over)["directions"]["generate"]
+    assert (fresh / "silver" / "silver.amr").stat().st_mtime_ns == before
+    assert again["train"] == gen["train"] and again["signature"] == gen["signature"]
+
+
+def test_own_silver_without_a_parser_is_a_config_error(train_amr, tmp_path):
+    from paraamr.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="no parser in .* to parse them"):
+        train_amr(tmp_path / "run", "directions=[generate]", "data.silver_sentences=offline")
