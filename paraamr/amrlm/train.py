@@ -1,8 +1,10 @@
 """Train the AMR parser and generator from ``conf/amr.yaml`` and score them on the test split.
 
 For each direction of ``cfg.directions`` (``parse``, ``generate``): the pairs of the fixed
-split (:mod:`paraamr.amrlm.split`, :mod:`paraamr.amrlm.data`; plus the silver pairs of
-``data.silver`` for the directions of ``data.silver_directions``, :mod:`paraamr.amrlm.silver`),
+split (:mod:`paraamr.amrlm.split`, :mod:`paraamr.amrlm.data`; plus, for the directions of
+``data.silver_directions``, the silver pairs of the file ``data.silver`` or, without one, of
+the run's own parse of ``data.silver_sentences`` once its parser is trained: :func:`own_silver`,
+:mod:`paraamr.amrlm.silver`),
 ``cfg.model`` with the direction's own settings (``cfg.stages.<role>.model``) merged in,
 (``cfg.eval`` likewise with ``cfg.stages.<role>.eval``: the parser scores in batches of 64),
 trained by the TOP trainer (:func:`paraamr.top.train.train_seq2seq`: the finite-loss guard,
