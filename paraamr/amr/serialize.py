@@ -36,7 +36,7 @@ from paraamr.errors import AMRError
 from paraamr.utils import logger_level
 
 __all__ = ["serialize", "deserialize", "plain_graph", "smatch_counts", "smatch_score",
-           "PLACEHOLDER", "is_placeholder"]  # fmt: skip
+           "PLACEHOLDER", "is_placeholder", "states_an_edge_twice"]  # fmt: skip
 
 #: the one-node graph ``paraamr amr parse`` writes for a line that yields no graph, so its output
 #: stays aligned with its input; the builder rejects it at stage ``parse`` (never generates from it)
@@ -52,6 +52,20 @@ def is_placeholder(graph: penman.Graph) -> bool:
     False
     """
     return [t[2] for t in graph.triples] == ["amr-empty"] and graph.triples[0][1] == ":instance"
+
+
+def states_an_edge_twice(graph: penman.Graph) -> bool:
+    """Whether ``graph`` holds one triple twice. Count on the graph as read from PENMAN
+    (:func:`penman.decode` stores ``(b :ARG1-of a)`` as ``(a :ARG1 b)``), which is how the
+    builder and every reader see a written file: two edges that differ only in direction are
+    then one edge twice.
+
+    >>> states_an_edge_twice(penman.decode("(s / silent :ARG1-of (t / silent-01 :ARG1 s))"))
+    True
+    >>> states_an_edge_twice(penman.decode("(s / silent :ARG1-of (t / silent-01))"))
+    False
+    """
+    return len(set(graph.triples)) < len(graph.triples)
 
 
 def plain_graph(graph: str | penman.Graph) -> str:

@@ -165,10 +165,13 @@ def _parse_chunk(
     """The blocks of ``lines`` and their counts: ``empty`` lines and ``failed`` answers (both
     got the placeholder), ``repeated`` graphs that state one edge twice (written as parsed);
     ``first_line``: the file line of ``lines[0]`` (for the errors)."""
+    import logging
+
     import penman
 
-    from paraamr.amr.serialize import deserialize
+    from paraamr.amr.serialize import deserialize, states_an_edge_twice
     from paraamr.amrlm.evaluate import answers
+    from paraamr.utils import logger_level
 
     todo = [i for i, s in enumerate(lines) if s.strip()]
     outs = answers(module, [lines[i].strip() for i in todo], batch_size, progress)
@@ -182,9 +185,10 @@ def _parse_chunk(
                 why = "empty line" if not sentence.strip() else "the answer is no AMR graph"
                 raise InputError(f"{name}:{first_line + i}: {why}")
             counts["empty" if not sentence.strip() else "failed"] += 1
-        else:
-            counts["repeated"] += len(set(g.triples)) < len(g.triples)
         body = PLACEHOLDER if g is None else penman.encode(penman.Graph(g.triples, top=g.top))
+        if g is not None:  # counted as the file will be read (penman warns once per edge)
+            with logger_level("penman.layout", logging.ERROR):
+                counts["repeated"] += states_an_edge_twice(penman.decode(body))
         blocks.append(f"# ::snt {sentence.strip()}".rstrip() + f"\n{body}")
     return blocks, counts
 

@@ -40,7 +40,7 @@ from pathlib import Path
 import penman
 
 from paraamr.amr.io import read_penman_blocks
-from paraamr.amr.serialize import is_placeholder
+from paraamr.amr.serialize import is_placeholder, states_an_edge_twice
 from paraamr.errors import DataNotFoundError, InputError
 from paraamr.utils import logger_level
 
@@ -114,14 +114,14 @@ def read_silver(path: str | Path) -> SilverData:
             if block.graph is None:
                 skipped["undecodable"] += 1
                 continue
+            if is_placeholder(block.graph):  # an empty input line's has an empty ::snt
+                skipped["placeholder"] += 1
+                continue
             snt = (block.graph.metadata.get("snt") or "").strip()
             if not snt:
                 raise InputError(f"{p}:{block.line}: graph without a '# ::snt' sentence")
-            if is_placeholder(block.graph):
-                skipped["placeholder"] += 1
-                continue
             items.append((snt, block.graph))
-            repeated += len(set(block.graph.triples)) < len(block.graph.triples)
+            repeated += states_an_edge_twice(block.graph)
     if repeated:
         log.info("%s: %d of %d graphs state an edge twice (read as parsed)", p, repeated,
                  len(items))  # fmt: skip

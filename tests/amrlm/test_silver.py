@@ -20,13 +20,14 @@ BROKEN = "# ::snt It rains .\n(r / rain-01 :ARG0 (x\n"
 
 def test_read_silver_counts_placeholders_and_undecodable_blocks(tmp_path):
     f = tmp_path / "silver.amr"
-    f.write_text("\n".join([GOOD, PLACEHOLDER, BROKEN, GOOD.replace("He", "She")]))
+    empty_line = "# ::snt\n(e / amr-empty)\n"  # what the parse writes for an empty input line
+    f.write_text("\n".join([GOOD, PLACEHOLDER, BROKEN, empty_line, GOOD.replace("He", "She")]))
     silver = read_silver(f)
     assert [s for s, _ in silver.items] == ["He left .", "She left ."]
     assert penman.encode(silver.items[0][1], indent=None).endswith(":ARG0 (h / he))")
-    assert dict(silver.skipped) == {"placeholder": 1, "undecodable": 1}
+    assert dict(silver.skipped) == {"placeholder": 2, "undecodable": 1}
     assert silver.summary() == {"path": str(f), "graphs": 2, "repeated": 0,
-                                "skipped": {"placeholder": 1, "undecodable": 1}}  # fmt: skip
+                                "skipped": {"placeholder": 2, "undecodable": 1}}  # fmt: skip
 
 
 def test_read_silver_counts_graphs_stating_an_edge_twice_in_one_line(tmp_path, caplog):
