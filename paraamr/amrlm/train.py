@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -141,11 +142,9 @@ def own_silver(cfg: DictConfig, data: Any, root: Path, out: Path, evals: DictCon
     done = parse_to_file(module, sentences, where / "silver.amr", int(evals.batch_size),
                          name=str(where / "sentences.txt"),
                          progress=bool(cfg.get("progress", True)))  # fmt: skip
-    silver = read_silver(where / "silver.amr")
     limit = f":{data.silver_limit}" if data.silver_limit is not None else ""
-    silver.source = f"{data.silver_sentences}{limit}"
-    silver.parsed = done["lines"]
-    return silver
+    return replace(read_silver(where / "silver.amr"), source=f"{data.silver_sentences}{limit}",
+                   parsed=done["lines"])  # fmt: skip
 
 
 def train(cfg: DictConfig) -> dict[str, Any]:
