@@ -166,9 +166,8 @@ corpus-offline: setup $(foreach s,$(SOURCE_SETS),$(BUILT)/$(s)/all/corpus.jsonl 
 SILVER_DIR ?= $(AMR_MODEL)-silver
 SILVER_INPUT ?= $(SILVER_DIR)/sentences.txt
 .PRECIOUS: $(SILVER_DIR)/sentences.txt $(SILVER_DIR)/silver.amr
-$(SILVER_DIR)/sentences.txt: $(BUILT)/paranmt_small_sources.txt $(BUILT)/parabank_eval_sources.txt
-	mkdir -p $(@D) && $(PY) -m paraamr.amrlm.silver --data $(DATA) $(foreach f,$^,--exclude $(f)) \
-		> $@.part && mv $@.part $@
+$(SILVER_DIR)/sentences.txt:
+	mkdir -p $(@D) && $(PY) -m paraamr.amrlm.silver --data $(DATA) > $@.part && mv $@.part $@
 $(SILVER_DIR)/silver.amr: $(filter $(SILVER_DIR)/sentences.txt,$(SILVER_INPUT)) | amr-model
 	@test -f "$(SILVER_INPUT)" || { echo "make amr-silver: SILVER_INPUT=$(SILVER_INPUT) is no file (one sentence a line)" >&2; exit 2; }
 	mkdir -p $(@D) && $(AMR_PARSE) --input $(SILVER_INPUT) --progress --output $@.part && mv $@.part $@

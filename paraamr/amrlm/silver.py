@@ -215,14 +215,16 @@ def silver_sentences(
 def main(argv: list[str] | None = None) -> int:
     """``python -m paraamr.amrlm.silver --data DIR [--exclude FILE ...] [--also FILE ...]
     [--max-words N]``: the selected offline candidates, then the lines of each ``--also``
-    file, on stdout, one a line."""
+    file, on stdout, one a line; always without the sentences of :func:`offline_exclusions`
+    (as a training run's ``offline`` silver), and without those of each ``--exclude`` file."""
     import argparse
     import sys
 
     ap = argparse.ArgumentParser(prog="python -m paraamr.amrlm.silver", description=main.__doc__)
     ap.add_argument("--data", required=True, help="the data folder (../shared/data)")
     ap.add_argument("--exclude", action="append", default=[], metavar="FILE",
-                    help="leave out these sentences (one a line; repeatable)")  # fmt: skip
+                    help="also leave out these sentences (one a line; repeatable); the "
+                    "corpus-offline sources always are")  # fmt: skip
     ap.add_argument(
         "--also",
         action="append",
@@ -235,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         exclude = [s for f in args.exclude for s in Path(f).read_text("utf-8").splitlines()]
         also = [s for f in args.also for s in Path(f).read_text("utf-8").splitlines()]
+        exclude += offline_exclusions(args.data)
         chosen = select_sentences(offline_candidates(args.data) + also, exclude, args.max_words)
     except (OSError, DataNotFoundError) as exc:
         print(f"paraamr.amrlm.silver: {exc}", file=sys.stderr)

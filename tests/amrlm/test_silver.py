@@ -10,7 +10,7 @@ from pathlib import Path
 import penman
 import pytest
 
-from paraamr.amrlm.silver import offline_candidates, read_silver, select_sentences
+from paraamr.amrlm.silver import offline_candidates, read_silver, select_sentences, silver_sentences
 from paraamr.errors import ConfigError, DataNotFoundError, InputError
 
 GOOD = "# ::snt He left .\n(l / leave-11 :ARG0 (h / he))\n"
@@ -117,7 +117,8 @@ def test_the_generator_trains_on_the_silver_pairs_and_the_parser_does_not(
 def test_make_amr_silver_parses_with_the_model_then_trains_the_generator_beside_its_parser(
     tmp_path,
 ):
-    """Dry run (``make -n``): the sentences leave out both corpus-offline source sets, the
+    """Dry run (``make -n``): the sentences are selected from the data folder alone (the
+    selection leaves out the corpus-offline sources itself: nothing is built first), the
     parse uses AMR_MODEL, the generator trains on the silver file into SILVER_DIR next to a
     link to AMR_MODEL's parser."""
     import subprocess
@@ -131,8 +132,8 @@ def test_make_amr_silver_parses_with_the_model_then_trains_the_generator_beside_
     silver = f"{model}-silver"
     pick = [x for x in lines if "paraamr.amrlm.silver" in x]
     assert len(pick) == 1 and f"> {silver}/sentences.txt.part" in pick[0]
-    for s in ("paranmt_small", "parabank_eval"):
-        assert f"--exclude {built}/{s}_sources.txt" in pick[0]
+    assert "--data " in pick[0] and "--exclude" not in pick[0]
+    assert not [x for x in lines if f"{built}/" in x]
     parse = [x for x in lines if "amr parse" in x]
     assert len(parse) == 1 and f"--model {model} --input {silver}/sentences.txt" in parse[0]
     assert [x for x in lines if f"ln -sfn {model}/parser {silver}/parser" in x]
@@ -189,20 +190,23 @@ def test_make_amr_silver_parses_into_a_silver_dir_that_does_not_exist_yet(tmp_pa
 
 def test_more_candidates_follow_the_offline_ones_without_repeats(tmp_path, data_dir, capsys):
     """``--also``: the file's lines after the offline candidates; a repeat of one of them (any
-    case), an excluded sentence and one of over 40 words are left out."""
+    case), an excluded sentence, a corpus-offline source (excluded always) and one of over 40
+    words are left out: the offline part is what a training run's ``offline`` silver reads."""
     from paraamr.amrlm.silver import main
 
     root = Path(data_dir) / "paraphrase"
     first = (root / "qqppos-paranmt-small/para/test_src.txt").read_text().splitlines()[0]
     also = tmp_path / "more.txt"
     long = " ".join(["word"] * 41)
-    also.write_text(f"a new sentence .\n{first.upper()}\n{long}\nanother one .\nleft out .\n")
+    valid = (root / "qqppos-paranmt-small/para/valid_src.txt").read_text().splitlines()
+    also.write_text(f"a new sentence .\n{first.upper()}\n{long}\nanother one .\nleft out .\n"
+                    f"{valid[7]}\n")  # fmt: skip
     exclude = tmp_path / "exclude.txt"
     exclude.write_text("LEFT OUT .\n")
     assert main(["--data", str(data_dir), "--exclude", str(exclude), "--also", str(also)]) == 0
     out = capsys.readouterr().out.splitlines()
-    base = select_sentences(offline_candidates(data_dir))
-    assert out == base + ["a new sentence .", "another one ."]
+    assert out == silver_sentences("offline", data_dir) + ["a new sentence .", "another one ."]
+    assert len(out) == 639 + 2 and "you can be scheduled for that in four to six weeks ." not in out
 
 
 def test_the_offline_silver_sentences_leave_out_the_corpus_offline_sources(data_dir):
