@@ -96,18 +96,28 @@ def deserialize(tokens: str) -> penman.Graph | None:
 def smatch_counts(test: str, gold: str, *, seed: int = 0) -> tuple[int, int, int]:
     """``(matched, test, gold)`` triple counts of one pair of one-line graphs.
 
+    smatch's reader prints why it cannot read a graph on stderr; that message goes into the
+    error instead (a parse scored with such answers stays quiet and counts them).
+
     Raises:
-        AMRError: smatch cannot read one of the graphs.
+        AMRError: smatch cannot read one of the graphs (its reader's message in the text).
     """
+    import io
+
+    import amr as smatch_reader  # smatch's graph reader, the module that prints
     import smatch
 
-    state = random.getstate()
+    state, said, log = random.getstate(), io.StringIO(), smatch_reader.ERROR_LOG
     random.seed(seed)
+    smatch_reader.ERROR_LOG = said
     try:
         best, n_test, n_gold = smatch.get_amr_match(test, gold)
     except Exception as e:  # smatch's reader fails with AttributeError / IndexError on bad input
-        raise AMRError(f"smatch cannot read the pair: {type(e).__name__}: {e}") from None
+        why = " ".join(said.getvalue().split())
+        raise AMRError(f"smatch cannot read the pair: {type(e).__name__}: {e}"
+                       + (f" ({why})" if why else "")) from None  # fmt: skip
     finally:
+        smatch_reader.ERROR_LOG = log
         smatch.match_triple_dict.clear()
         random.setstate(state)
     return int(best), int(n_test), int(n_gold)
