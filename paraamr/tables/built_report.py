@@ -10,6 +10,10 @@ checks: TED-3 of the re-focused rows against ParaNMT's (ratio) and the round tri
 (difference), and their similarity to the source; with the run's ``paired-refocus.json``
 (``paraamr paired … --json``, as ``make corpus-offline`` writes it after the table; an older one
 is left out) also the paired 95% intervals of the two differences to the round trip.
+
+Several runs (one ``BUILT`` folder per seed or setting: ``--built A --built B``) are set side by
+side by :func:`checks_across`: each check and share of sources with a paraphrase per run, with
+their mean, lowest and highest.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from paraamr.corpus.readers import read_corpus
 from paraamr.errors import InputError
 from paraamr.utils import json_lines
 
-__all__ = ["build_report", "claim_checks", "render", "report_built", "POLICIES"]
+__all__ = ["build_report", "claim_checks", "checks_across", "render", "report_built", "POLICIES"]
 
 POLICIES = {"all": "re-focused", "top": "original top only"}
 
@@ -154,3 +158,53 @@ def report_built(built: Path, max_ppl: float = 120.0) -> tuple[dict, str]:
             out[s]["checks"] = checks
             text.append("checks: " + ", ".join(f"{k} {v}" for k, v in checks.items()) + "\n")
     return out, "\n".join(text)
+
+
+#: what :func:`checks_across` sets side by side: the checks' numbers and one of the builds'
+ACROSS = ("ted3_ratio_to_ParaNMT", "ted3_minus_round_trip", "similarity", "with_paraphrase_share")
+
+
+def checks_across(runs: dict[str, dict]) -> tuple[dict, str]:
+    """Several runs' :func:`report_built` results (label -> result) side by side, per source
+    set: each of :data:`ACROSS` per run (``with_paraphrase_share``: the re-focused build's),
+    then its mean, lowest and highest over the runs that have it; a run without a set's Table 2
+    shows ``–`` for its checks.
+
+    >>> one = {"s": {"builds": {"all": {"with_paraphrase_share": 1.0}},
+    ...              "checks": {"ted3_ratio_to_ParaNMT": 1.3, "ted3_minus_round_trip": 0.7,
+    ...                         "similarity": 55.8}}}
+    >>> two = {"s": {"builds": {"all": {"with_paraphrase_share": 0.9}},
+    ...              "checks": {"ted3_ratio_to_ParaNMT": 1.2, "ted3_minus_round_trip": 0.4,
+    ...                         "similarity": 54.0}}}
+    >>> out, _ = checks_across({"seed0": one, "seed1": two})
+    >>> out["s"]["ted3_minus_round_trip"]
+    {'seed0': 0.7, 'seed1': 0.4, 'mean': 0.55, 'min': 0.4, 'max': 0.7}
+    """
+    labels = list(runs)
+    sets = sorted({s for r in runs.values() for s in r})
+    out: dict = {}
+    lines = ["| source set | check | " + " | ".join(labels) + " | mean | lowest | highest |",
+             "|---|---|" + "---|" * (len(labels) + 3)]  # fmt: skip
+    for s in sets:
+        out[s] = {}
+        for key in ACROSS:
+            row: dict = {}
+            for label, result in runs.items():
+                part = result.get(s, {})
+                where = part.get("builds", {}).get("all", {}) if key == "with_paraphrase_share" \
+                    else part.get("checks", {})  # fmt: skip
+                value = where.get(key)
+                if value is not None:
+                    row[label] = value
+            if not row:
+                continue
+            got = list(row.values())
+            row.update(mean=round(sum(got) / len(got), 4), min=min(got), max=max(got))
+            out[s][key] = row
+            cells = [_cell(row.get(x)) for x in [*labels, "mean", "min", "max"]]
+            lines.append(f"| {s} | {key} | " + " | ".join(cells) + " |")
+    return out, "\n".join(lines) + "\n"
+
+
+def _cell(value: float | None) -> str:
+    return "–" if value is None else f"{value:g}"

@@ -118,3 +118,45 @@ def test_an_unmerged_build_is_reported_from_its_finished_shards(tmp_path, capsys
         and out["checks"]["ted3_minus_round_trip"] == 0.5
     )
     assert "| re-focused (shard 0 of 2) | 3 | 2 (66.7%) | 1.50 |" in capsys.readouterr().out
+
+
+def _run(folder, share_items, ted3s):
+    """A BUILT folder with set ``s``: the re-focused build has ``share_items`` = (records,
+    items); Table 2's ParaNMT / built / round-trip TED-3 ``ted3s`` (``None``: no Table 2)."""
+    t1 = {"avg_paraphrases": 1.0, "avg_source_length": 1.0, "avg_paraphrase_length": 1.0}
+    rec = [{"text": "x", "paraphrases": [{"para_text": "y", "perplexity": 1.0}]}]
+    records, items = share_items
+    for policy in ("all", "top"):
+        _build(folder / "s" / policy, rec * records, [],
+               {"items": items, "records": records, "paraphrases": records}, t1)  # fmt: skip
+    if ted3s is not None:
+        names = ("ParaNMT", "ParaAMR-built", "ParaAMR-built-no-refocus")
+        rows = [{"dataset": n, "ted3": t, "similarity": 50.0 + t}
+                for n, t in zip(names, ted3s, strict=True)]  # fmt: skip
+        (folder / "table2-s").mkdir()
+        (folder / "table2-s" / "table2.json").write_text(json.dumps({"rows": rows}))
+
+
+def test_several_runs_side_by_side_by_hand(tmp_path, capsys):
+    """Two seeds' folders: each check per run, then mean / lowest / highest by hand; a third
+    run without a Table 2 shows its share of sources but no checks; a folder named twice is
+    a one-line error."""
+    a, b, c = tmp_path / "seed0", tmp_path / "seed1", tmp_path / "seed2"
+    _run(a, (3, 4), (4.0, 6.0, 5.0))  # ratio 1.5, +1.0, similarity 56.0, share 0.75
+    _run(b, (4, 4), (5.0, 6.0, 5.5))  # ratio 1.2, +0.5, similarity 56.0, share 1.0
+    _run(c, (1, 4), None)
+    out = main(["--built", str(a), "--built", str(b), "--built", str(c)])
+    assert set(out["runs"]) == {str(a), str(b), str(c)}
+    across = out["across"]["s"]
+    assert across["ted3_ratio_to_ParaNMT"] == {str(a): 1.5, str(b): 1.2, "mean": 1.35,
+                                               "min": 1.2, "max": 1.5}  # fmt: skip
+    assert across["ted3_minus_round_trip"]["mean"] == 0.75
+    assert across["similarity"]["mean"] == 56.0
+    share = across["with_paraphrase_share"]
+    assert (share[str(c)], share["mean"], share["min"]) == (0.25, round(2 / 3, 4), 0.25)
+    text = capsys.readouterr().out
+    assert f"## {a}" in text and "## side by side" in text
+    assert "| s | ted3_ratio_to_ParaNMT | 1.5 | 1.2 | – | 1.35 | 1.2 | 1.5 |" in text
+    with pytest.raises(SystemExit) as e:
+        main(["--built", str(a), "--built", str(a)])
+    assert e.value.code == 2 and "named twice" in capsys.readouterr().err
