@@ -26,6 +26,7 @@ from paraamr.builder.stats import table1_stats
 from paraamr.corpus.filters import passes_perplexity
 from paraamr.corpus.readers import read_corpus
 from paraamr.errors import InputError
+from paraamr.metrics.aggregate import mean_std
 from paraamr.utils import json_lines
 
 __all__ = ["build_report", "claim_checks", "checks_across", "render", "report_built", "POLICIES"]
@@ -199,7 +200,7 @@ def checks_across(runs: dict[str, dict]) -> tuple[dict, str]:
             if not row:
                 continue
             got = list(row.values())
-            row.update(mean=round(sum(got) / len(got), 4), min=min(got), max=max(got))
+            row.update(mean=mean_std(got)[0], min=min(got), max=max(got))
             out[s][key] = row
             cells = [_cell(row.get(x)) for x in [*labels, "mean", "min", "max"]]
             lines.append(f"| {s} | {key} | " + " | ".join(cells) + " |")
