@@ -36,7 +36,7 @@ from paraamr.errors import AMRError
 from paraamr.utils import logger_level
 
 __all__ = ["serialize", "deserialize", "plain_graph", "smatch_counts", "smatch_score",
-           "PLACEHOLDER", "is_placeholder", "states_an_edge_twice"]  # fmt: skip
+           "PLACEHOLDER", "is_placeholder", "states_an_edge_twice", "dangling_edges"]  # fmt: skip
 
 #: the one-node graph ``paraamr amr parse`` writes for a line that yields no graph, so its output
 #: stays aligned with its input; the builder rejects it at stage ``parse`` (never generates from it)
@@ -68,6 +68,19 @@ def states_an_edge_twice(graph: penman.Graph) -> bool:
     return len(set(graph.triples)) < len(graph.triples)
 
 
+def dangling_edges(graph: penman.Graph) -> list[tuple]:
+    """The triples of ``graph`` with no target or no role name: what penman (and amrlib's
+    tolerant deserializer) make of ``(o / over :ARG1)`` or a lone ``:``. No generator can lay
+    such an edge out, and it is no AMR, so the graph is refused, not repaired.
+
+    >>> dangling_edges(penman.decode("(o / over :ARG1 :time (d / day))"))
+    [('o', ':ARG1', None)]
+    >>> dangling_edges(penman.decode("(o / over :time (d / day))"))
+    []
+    """
+    return [t for t in graph.triples if t[2] is None or t[1] == ":"]
+
+
 def plain_graph(graph: str | penman.Graph) -> str:
     """One-line PENMAN of ``graph`` without its metadata (what Smatch and the models read)."""
     g = penman.decode(graph) if isinstance(graph, str) else graph
@@ -83,12 +96,15 @@ def serialize(graph: str | penman.Graph) -> str:
 
 def deserialize(tokens: str) -> penman.Graph | None:
     """The graph of a serialized sequence with its variables restored, or ``None`` when
-    amrlib's tolerant deserializer cannot build one (it logs why; silenced here)."""
+    amrlib's tolerant deserializer cannot build one (it logs why; silenced here) or builds one
+    with a :func:`dangling_edges` edge (``( over: 100 :ARG1 …`` reads as ``over`` with a role
+    ``:`` and no target)."""
     from amrlib.models.parse_xfm.penman_serializer import PenmanDeSerializer
 
-    with logger_level("amrlib.models.parse_xfm.penman_serializer", logging.CRITICAL):
+    with (logger_level("amrlib.models.parse_xfm.penman_serializer", logging.CRITICAL),
+          logger_level("penman", logging.ERROR)):  # fmt: skip
         graph = PenmanDeSerializer(tokens).get_pen_graph()
-    if graph is None or graph.top is None or not graph.triples:
+    if graph is None or graph.top is None or not graph.triples or dangling_edges(graph):
         return None
     return graph
 

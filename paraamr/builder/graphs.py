@@ -3,6 +3,8 @@ file): penman's own decoder reads the first tree and silently ignores the rest o
 a graph written as several trees, or followed by stray text, would lose triples without a word.
 
 * Text outside every tree (stray words, an unclosed or extra parenthesis) is an error.
+* An edge with no target or no role name (``(o / over :ARG1)``, a lone ``:``) is an error:
+  penman reads it with a warning, and no focus of it can be laid out.
 * Several trees are read as one graph (the union of their triples, top = the first tree's top):
   trees that share variables form a connected graph that can be laid out; a *disconnected* one
   cannot be laid out from any focus, so the builder rejects it at the re-focus stage.
@@ -21,6 +23,7 @@ import penman
 from penman.models.amr import model as amr_model
 
 from paraamr.amr.io import penman_chars
+from paraamr.amr.serialize import dangling_edges
 from paraamr.errors import AMRError
 
 __all__ = ["decode_amr", "count_trees"]
@@ -61,6 +64,10 @@ def decode_amr(text: str) -> tuple[penman.Graph, int]:
         raise AMRError("empty AMR graph")
     if len(trees) != n:  # pragma: no cover - the scan and penman disagree on the tree count
         raise AMRError(f"read {len(trees)} of the {n} trees in the string")
+    if bad := [t for g in trees for t in dangling_edges(g)]:
+        s, role, target = bad[0]
+        raise AMRError(f"{len(bad)} edge(s) with no {'target' if target is None else 'role'}, "
+                       f"the first: {s} {role} {target or ''}".rstrip())  # fmt: skip
     if n == 1:
         return trees[0], 1
     triples = list(dict.fromkeys(t for g in trees for t in g.triples))

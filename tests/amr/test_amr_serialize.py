@@ -52,6 +52,22 @@ def test_serialized_graphs_have_no_variables_and_concepts_told_apart():
     assert deserialize(")") is None
 
 
+@pytest.mark.parametrize("answer", [
+    # a trained parser's answer: amrlib reads ``over:`` as ``over`` and a role ``:`` with no target
+    "( over: 100 :ARG1 ( cowboy :time ( day :mod ( year ) ) ) )",
+    "( over : :ARG1 ( cowboy ) )",  # a role with no name
+])  # fmt: skip
+def test_an_answer_read_with_an_edge_without_target_or_role_is_no_graph(answer):
+    import penman
+
+    from paraamr.amr.serialize import dangling_edges
+
+    assert deserialize(answer) is None
+    # what amrlib's deserializer builds from it, by hand: the edge that makes it no AMR
+    assert dangling_edges(penman.decode("(o / over :ARG1 (c / cowboy) :op1)")) == [
+        ("o", ":op1", None)]  # fmt: skip
+
+
 def test_round_trip_on_the_first_little_prince_graphs(data_dir):
     path = data_dir / "amr" / "amr-bank-struct-v3.0.txt"
     blocks = [b for _, b in zip(range(150), read_penman_blocks(path), strict=False)]

@@ -112,3 +112,22 @@ def test_graphs_with_a_repeated_edge_are_counted_not_warned_about(tmp_path, monk
         from paraamr.amrlm.silver import read_silver
 
         assert read_silver(tmp_path / "g.amr").repeated == 2
+
+
+def test_an_answer_read_with_an_edge_without_target_gets_the_placeholder(capsys, caplog):
+    """A trained parser's answer (seed 1 of the better-parser recipe, for a ParaBank-Eval
+    sentence) that amrlib reads as ``over`` with a role ``:`` and no target: written as the
+    placeholder and counted as no graph, not as a graph the builder cannot lay out."""
+
+    class Dangling(FakeParser):
+        def generate(self, batch: list[str]) -> list[str]:
+            answer = "( over: 100 :ARG1 ( cowboy :time ( day :mod ( year ) ) ) )"
+            return [answer if s == "Chapter 27 ." else a
+                    for s, a in zip(batch, super().generate(batch), strict=True)]  # fmt: skip
+
+    blocks = parse_lines(Dangling(), LINES, 2)
+    assert blocks[5] == "# ::snt Chapter 27 .\n(e / amr-empty)"
+    assert blocks[6] == "# ::snt The fox ran .\n(t / the)"
+    assert "3 of 7 lines got the placeholder graph (1 empty, 2 answers not a graph)" in (
+        capsys.readouterr().err)  # fmt: skip
+    assert not [r for r in caplog.records if r.name.startswith("penman")]

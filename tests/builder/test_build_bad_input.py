@@ -101,6 +101,17 @@ CASES = {
         "parse",
         r"placeholder graph \(e / amr-empty\)",
     ),
+    "edge-without-target": (  # penman reads it with a warning; no focus of it can be laid out
+        "in.amr",
+        PENMAN_OK
+        + "\n# ::snt My cowboy days are over.\n(o / over\n   :\n   :ARG1 (c / cowboy))\n\n"
+        + PENMAN_OK,
+        "penman",
+        None,
+        4,
+        "parse",
+        r"malformed AMR graph: AMRError: 1 edge\(s\) with no target, the first: o :$",
+    ),
     "all-paraphrases-equal-the-source": (
         "in.amr",
         PENMAN_OK + "\n# ::snt Boy want .\n(w / want-01 :ARG0 (b / boy))\n\n" + PENMAN_OK,
