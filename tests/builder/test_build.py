@@ -2,6 +2,7 @@
 sharding + merge, and byte-for-byte resume after kill -9."""
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -98,6 +99,36 @@ def test_generator_failure_is_isolated(tmp_path):
         ).process_chunk(
             [Item(2, "It exploded.", graph="(e / explode-01 :ARG1 (i / it) :time (n / now))")]
         )
+
+
+def test_one_failing_graph_costs_a_few_halved_calls_not_one_call_per_graph():
+    """A chunk of 64 sources, one of them a graph the generator fails on: the batch is halved
+    until each of its foci stands alone (at most 1 + 2 calls per halving per bad focus; one by
+    one: 1 + one per focus), and every other source gets what a generator that never fails
+    gives it."""
+    good = "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b :time (t / today)))"
+    items = [Item(i, f"Sentence {i}.", graph=good.replace("today", f"day-{i}"))
+             for i in range(1, 65)]  # fmt: skip
+    items[40] = Item(41, "It exploded.", graph="(e / explode-01 :ARG1 (i / it) :time (n / now))")
+
+    class Counting(ConceptGenerator):
+        def __init__(self, fail_on=None):
+            super().__init__(fail_on)
+            self.sizes: list[int] = []
+
+        def generate(self, graphs):
+            self.sizes.append(len(graphs))
+            return super().generate(graphs)
+
+    gen, ok = Counting(fail_on="explode"), Counting()
+    recs, rejects, counts = Builder(gen, cfg=BuildConfig()).process_chunk(items)
+    want, _, _ = Builder(ok, cfg=BuildConfig()).process_chunk(items[:40] + items[41:])
+    assert [r["line"] for r in rejects] == [41] and rejects[0]["stage"] == "generate"
+    assert recs == want
+    bad = gen.sizes[0] - ok.sizes[0]  # the bad source's foci
+    assert counts["generate_failed"] == bad >= 2
+    halvings = math.ceil(math.log2(gen.sizes[0]))  # 191 foci: 8
+    assert len(gen.sizes) <= 1 + 2 * halvings * bad < 1 + gen.sizes[0], gen.sizes
 
 
 def test_sentence_input_rejects_empty_and_overlong(tmp_path):
