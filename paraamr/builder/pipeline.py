@@ -245,13 +245,15 @@ class Builder:
         batched call; if it raises, the batch is halved until each failing graph stands alone,
         so one bad graph among ``n`` costs about ``2·log2(n)`` calls, not ``n`` one-graph ones."""
 
-        def halves(part: list[str]) -> list[str | None]:
-            try:
-                return [t for t, _ in self.generator.generate(part)]
-            except Exception:  # noqa: BLE001 - counted and rejected by the caller
-                if len(part) == 1:
-                    counts["generate_failed"] += 1
-                    return [None]
+        def halves(part: list[str], failed: bool = False) -> list[str | None]:
+            if not failed:
+                try:
+                    return [t for t, _ in self.generator.generate(part)]
+                except Exception:  # noqa: BLE001 - counted and rejected by the caller
+                    pass
+            if len(part) == 1:
+                counts["generate_failed"] += 1
+                return [None]
             mid = len(part) // 2
             return halves(part[:mid]) + halves(part[mid:])
 
@@ -262,8 +264,7 @@ class Builder:
         except Exception as e:  # one bad graph must not sink the chunk
             n = len(graphs)
             log.warning("generator failed on a batch of %d (%s); retrying in halves", n, e)
-        mid = len(graphs) // 2
-        return halves(graphs[:mid]) + halves(graphs[mid:])
+        return halves(graphs, failed=True)
 
 
 def shard_items(items: Iterable[Item], shard: Shard) -> Iterator[Item]:

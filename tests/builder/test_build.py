@@ -131,6 +131,26 @@ def test_one_failing_graph_costs_a_few_halved_calls_not_one_call_per_graph():
     assert len(gen.sizes) <= 1 + 2 * halvings * bad < 1 + gen.sizes[0], gen.sizes
 
 
+def test_a_lone_failing_graph_is_tried_once_and_never_split_into_nothing():
+    """One graph that fails: one call, ``None``, counted; never a call on an empty half (a
+    generator may refuse an empty batch)."""
+    from collections import Counter
+
+    class Strict(ConceptGenerator):
+        sizes: list[int] = []
+
+        def generate(self, graphs):
+            Strict.sizes.append(len(graphs))
+            if not graphs:
+                raise ValueError("an empty batch")
+            return super().generate(graphs)
+
+    counts: Counter = Counter()
+    builder = Builder(Strict(fail_on="explode"), cfg=BuildConfig())
+    assert builder._generate(["(e / explode-01 :ARG1 (i / it))"], counts) == [None]
+    assert counts["generate_failed"] == 1 and Strict.sizes == [1]
+
+
 def test_sentence_input_rejects_empty_and_overlong(tmp_path):
     p = tmp_path / "s.txt"
     p.write_text("\n" + " ".join(["word"] * 150) + "\n", encoding="utf-8")
