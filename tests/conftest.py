@@ -101,14 +101,15 @@ def tiny_gpt2(tmp_path_factory):
 @pytest.fixture
 def train_amr(tiny_gpt2, data_dir):
     """``train_amr(out_dir, *overrides)``: ``experiments/train_amr.py`` on the tiny model, two
-    steps per direction, 4 training graphs of each file, 2 dev and 2 test graphs."""
+    steps per direction, 4 training graphs of each file, 2 dev and 2 test graphs;
+    ``train_amr.overrides``: those settings, for a command line (``out_dir`` left out)."""
     from hydra import compose, initialize_config_dir
 
     from paraamr.amrlm.train import train
 
-    def run(out_dir, *extra):
-        overrides = [
-            f"out_dir={out_dir}", f"paths.data_dir={data_dir}",
+    def tiny(*extra):
+        return [
+            f"paths.data_dir={data_dir}",
             f"model.model_name_or_path={tiny_gpt2}",
             "model.freeze_layers=null", "stages.generator.model.freeze_layers=null",
             "trainer.precision=32", "logger.wandb.enabled=false",
@@ -123,11 +124,14 @@ def train_amr(tiny_gpt2, data_dir):
             "stages.generator.model.max_target_length=16",
             *extra,
         ]  # fmt: skip
+
+    def run(out_dir, *extra):
         conf = Path(__file__).resolve().parents[1] / "conf"
         with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
-            cfg = compose("amr", overrides=overrides)
+            cfg = compose("amr", overrides=[f"out_dir={out_dir}", *tiny(*extra)])
         return train(cfg)
 
+    run.overrides = tiny
     return run
 
 

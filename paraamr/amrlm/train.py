@@ -29,9 +29,10 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from paraamr.errors import ConfigError
 from paraamr.signature import Signature, versions_field
 
-__all__ = ["train", "own_silver", "ROLE_OF", "SCORES"]
+__all__ = ["train", "check_trained", "own_silver", "ROLE_OF", "SCORES"]
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +86,6 @@ def _direction_config(cfg: DictConfig, direction: str) -> DictConfig:
 def _stage_eval(cfg: DictConfig, role: str) -> DictConfig:
     """``cfg.eval`` with ``cfg.stages.<role>.eval`` merged over it; a key ``eval`` lacks is a
     :class:`~paraamr.errors.ConfigError` naming it (not a typo passed over or a merge error)."""
-    from paraamr.errors import ConfigError
-
     stage = cfg.stages[role].get("eval") or {}
     unknown = sorted(set(stage) - set(cfg.eval))
     if unknown:
@@ -145,6 +144,26 @@ def own_silver(cfg: DictConfig, data: Any, root: Path, out: Path, evals: DictCon
     limit = f":{data.silver_limit}" if data.silver_limit is not None else ""
     return replace(read_silver(where / "silver.amr"), source=f"{data.silver_sentences}{limit}",
                    parsed=done["lines"])  # fmt: skip
+
+
+def check_trained(cfg: DictConfig) -> list[str]:
+    """The model folders of ``cfg.out_dir``, one per direction of ``cfg.directions``, after
+    checking that each holds a finished model trained with ``cfg``'s settings (steps, rate,
+    frozen blocks, batch, grouping, loss: :func:`paraamr.top.train.finished_record`); trains
+    nothing. A missing model or one trained otherwise is a :class:`ConfigError` naming the
+    folder (``make amr-model`` runs it on a folder that exists, so an old recipe's models are
+    never reused under a new one's name).
+    """
+    from paraamr.top.train import finished_record
+
+    folders = []
+    for direction in cfg.directions:
+        role = ROLE_OF[direction]
+        work = Path(cfg.out_dir) / role
+        if finished_record(_direction_config(cfg, direction), role, work) is None:
+            raise ConfigError(f"{work / 'model'}: no finished {role} model (train it into out_dir)")
+        folders.append(str(work / "model"))
+    return folders
 
 
 def train(cfg: DictConfig) -> dict[str, Any]:

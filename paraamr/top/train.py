@@ -104,6 +104,37 @@ def reuse_mismatch(
     return {k: (v, settings.get(k)) for k, v in had.items() if settings.get(k) != v}
 
 
+def finished_record(
+    cfg: DictConfig, role: str, work: str | Path, train_pairs: int | None = None
+) -> dict[str, Any] | None:
+    """The record (``train_result.json``) of the finished model under ``work``, or None where
+    there is none; a :class:`~paraamr.errors.ConfigError` naming each difference where it was
+    trained with other settings than ``cfg``'s (:func:`fit_settings`; ``train_pairs``, when
+    given, against the record's count), so that no score or signature names settings the model
+    never had. A model is finished when its record and its saved sidecar both exist.
+    """
+    from hydra.utils import get_class
+
+    work = Path(work)
+    model_dir = work / "model"
+    done = work / TRAIN_FILE
+    sidecar = getattr(get_class(cfg.model._target_), "sidecar", MODULE_FILE)
+    if not (done.exists() and (model_dir / sidecar).exists()):
+        return None
+    record = json.loads(done.read_text(encoding="utf-8"))
+    saved = json.loads((model_dir / sidecar).read_text(encoding="utf-8"))
+    now = fit_settings(cfg, role)
+    if train_pairs is not None:
+        now["train_pairs"] = train_pairs
+    differ = reuse_mismatch(record, now, saved)
+    if differ:
+        raise ConfigError(
+            f"{model_dir} was trained with other settings (trained with, config): {differ}; "
+            "set them back to reuse it, or train into another out_dir"
+        )
+    return record
+
+
 def train_seq2seq(
     cfg: DictConfig,
     role: str,
@@ -119,27 +150,17 @@ def train_seq2seq(
     ``max_depth`` (the deepest training tree) becomes the model's ``max_depth`` where the
     model config says ``max_depth: auto``; an explicit number there wins.
     """
-    from hydra.utils import get_class, instantiate
+    from hydra.utils import instantiate
 
     from paraamr.training.fit import fit, restore_best, seed_run
     from paraamr.training.recipe import mean_answer_tokens
 
     work = Path(work)
-    model_dir = work / "model"
-    done = work / TRAIN_FILE
-    sidecar = getattr(get_class(cfg.model._target_), "sidecar", MODULE_FILE)
-    if done.exists() and (model_dir / sidecar).exists():
-        record = json.loads(done.read_text(encoding="utf-8"))
-        saved = json.loads((model_dir / sidecar).read_text(encoding="utf-8"))
-        now = {**fit_settings(cfg, role), "train_pairs": len(train_pairs)}
-        differ = reuse_mismatch(record, now, saved)
-        if differ:  # scores and signatures would name settings the model never had
-            raise ConfigError(
-                f"{model_dir} was trained with other settings (trained with, config): {differ}; "
-                "set them back to reuse it, or train into another out_dir"
-            )
-        log.info("%s: reusing %s", role, model_dir)
+    record = finished_record(cfg, role, work, len(train_pairs))
+    if record is not None:
+        log.info("%s: reusing %s", role, work / "model")
         return record
+    model_dir = work / "model"
     sub = _fit_config(cfg, role, work, name or f"{role}-{work.name}")
     seed_run(int(cfg.seed))
     extra: dict[str, Any] = {}
@@ -177,5 +198,5 @@ def train_seq2seq(
         "backbone": module.settings["model_name_or_path"],
         "added_label_tokens": len(module.added_tokens),
     }
-    write_json_atomic(done, result, sort_keys=False)
+    write_json_atomic(work / TRAIN_FILE, result, sort_keys=False)
     return result

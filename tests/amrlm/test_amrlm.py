@@ -434,16 +434,65 @@ def test_the_generator_writes_no_word_ngram_twice(tiny_gpt2, data_dir):
 
 
 def test_make_build_offline_trains_when_the_models_are_missing_then_builds(tmp_path):
-    """Dry-run (``make -n``): the training runs only when a model folder lacks its sidecar,
-    then the builder runs on the trained models."""
+    """Dry-run (``make -n``): the training runs only when a model folder lacks its sidecar
+    (else the folder is checked), then the builder runs on the trained models."""
     r = subprocess.run(["make", "-n", "build-offline", "INPUT=README.md",
                         f"AMR_MODEL={tmp_path}"], cwd=ROOT, capture_output=True, text=True,
                        timeout=60)  # fmt: skip
     assert r.returncode == 0, r.stderr
     out = r.stdout.replace("\\\n", " ")
     assert f"test -f {tmp_path}/parser/model/amr_module.json" in out
-    assert "|| " in out and f"experiments/train_amr.py out_dir={tmp_path}" in out
+    train = f"experiments/train_amr.py out_dir={tmp_path}"
+    assert f"{train}  check_only=true" in out and f"{train} ; fi" in out
     assert "stog=smollm2 generator=smollm2" in out and f"amr_model={tmp_path}" in out
+
+
+def test_make_amr_model_reuses_a_folder_only_when_its_models_have_these_settings(
+    train_amr, tmp_path
+):
+    """A real ``make amr-model`` on a folder with both models trains nothing: it checks them.
+    The same settings pass; other ones (a new default recipe, a changed AMR_ARGS) stop it with
+    one line naming each difference, never a silent reuse of another recipe's models."""
+    import shlex
+
+    train_amr(tmp_path / "m")
+    parser_ckpt = tmp_path / "m" / "parser" / "model" / "model.safetensors"
+    before = parser_ckpt.stat().st_mtime_ns
+
+    def make(*extra):
+        args = " ".join(shlex.quote(a) for a in train_amr.overrides(*extra))
+        return subprocess.run(["make", "--no-print-directory", "amr-model",
+                               f"AMR_MODEL={tmp_path}/m", f"AMR_ARGS={args}"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    same = make()
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.count("trained with these settings, reused") == 2
+    other = make("stages.parser.trainer.max_steps=3", "model.freeze_layers=1")
+    assert other.returncode != 0
+    said = [x for x in other.stderr.splitlines() if "error:" in x]
+    assert len(said) == 1 and "Traceback" not in other.stderr
+    assert f"{tmp_path}/m/parser/model was trained with other settings" in said[0]
+    assert "'max_steps': (2, 3)" in said[0] and "'freeze_layers': (None, 1)" in said[0]
+    assert parser_ckpt.stat().st_mtime_ns == before  # nothing trained
+
+
+def test_checking_a_folder_without_a_finished_model_names_it(train_amr, tmp_path):
+    """``check_only=true`` on a folder where one direction never finished: a ConfigError
+    naming that model folder (the parser alone was trained here)."""
+    from hydra import compose, initialize_config_dir
+
+    from paraamr.amrlm.train import check_trained
+
+    train_amr(tmp_path, "directions=[parse]")
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("amr", overrides=[f"out_dir={tmp_path}", *train_amr.overrides()])
+    with pytest.raises(ConfigError, match=f"{tmp_path}/generator/model: no finished generator"):
+        check_trained(cfg)
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        cfg = compose("amr", overrides=[f"out_dir={tmp_path}", "directions=[parse]",
+                                        *train_amr.overrides()])  # fmt: skip
+    assert check_trained(cfg) == [f"{tmp_path}/parser/model"]
 
 
 def test_make_corpus_offline_parses_each_set_once_and_builds_it_twice(tmp_path):

@@ -172,7 +172,7 @@ def test_make_amr_silver_parses_into_a_silver_dir_that_does_not_exist_yet(tmp_pa
     import subprocess
 
     root = Path(__file__).resolve().parents[2]
-    for role in ("parser", "generator"):  # make amr-model finds both models
+    for role in ("parser", "generator"):  # make amr-model finds both models (checked by `true`)
         (tmp_path / "m" / role / "model").mkdir(parents=True)
         (tmp_path / "m" / role / "model" / "amr_module.json").write_text("{}")
     mine = tmp_path / "mine.txt"
@@ -182,7 +182,8 @@ def test_make_amr_silver_parses_into_a_silver_dir_that_does_not_exist_yet(tmp_pa
     fake.chmod(0o755)
     silver = tmp_path / "new" / "s"
     r = subprocess.run(["make", f"{silver}/silver.amr", f"AMR_MODEL={tmp_path}/m",
-                        f"SILVER_INPUT={mine}", f"SILVER_DIR={silver}", f"AMR_PARSE={fake}"],
+                        f"SILVER_INPUT={mine}", f"SILVER_DIR={silver}", f"AMR_PARSE={fake}",
+                        "AMR_TRAIN=true"],
                        cwd=root, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert (silver / "silver.amr").read_text() == "(e / x)\n"
