@@ -388,6 +388,9 @@ def _words(cmd: str, start: str) -> list[str] | None:
     for w in words:
         if w in ("|", "<", ">", ";", "&&", "||") or w.startswith((">", "<", "2>")):
             break
+        if w.endswith(";"):  # `x=1; fi`: the shell ends the command at the `;`
+            out.append(w[:-1])
+            break
         out.append(w)
     return out
 
