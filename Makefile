@@ -116,7 +116,7 @@ build: setup ## build a ParaAMR-style corpus: make build INPUT=sentences.txt BUI
 AMR_MODEL ?= results/amr/seed0
 AMR_ARGS ?=
 AMR_TRAIN = $(PY) experiments/train_amr.py out_dir=$(AMR_MODEL) $(AMR_ARGS)
-amr-model: setup ## the AMR parser and generator trained here, into AMR_MODEL, when missing (else checked: trained with these settings?): the parser, its parse of 300 silver sentences, the generator on gold + silver (38.7 min on a 2-core AMD EPYC with AVX512-BF16); AMR_ARGS: overrides of conf/amr.yaml
+amr-model: setup ## the AMR parser and generator trained here, into AMR_MODEL, when missing (else checked: trained with these settings?): the parser, its parse of 300 silver sentences, the generator on gold + silver (36-39 min on a 2-core AMD EPYC with AVX512-BF16); AMR_ARGS: overrides of conf/amr.yaml
 	if test -f $(AMR_MODEL)/parser/model/amr_module.json -a -f $(AMR_MODEL)/generator/model/amr_module.json; \
 	then $(AMR_TRAIN) check_only=true hydra.run.dir=$(AMR_MODEL)/hydra/check; \
 	else $(AMR_TRAIN); fi
@@ -127,7 +127,7 @@ AMR_DTYPE ?=
 AMR_PARSE = $(PY) -m paraamr.cli amr parse --model $(AMR_MODEL)$(if $(AMR_DTYPE), --dtype $(AMR_DTYPE))
 BUILD_AMR = $(PY) experiments/build.py stog=smollm2 generator=smollm2 amr_model=$(AMR_MODEL) lm=smollm2 \
 	$(if $(AMR_DTYPE),stog.dtype=$(AMR_DTYPE) generator.dtype=$(AMR_DTYPE))
-build-offline: setup ## offline corpus from your sentences: trains the AMR models into AMR_MODEL when missing (38.7 min on a 2-core AMD EPYC with AVX512-BF16), then builds: make build-offline INPUT=sentences.txt
+build-offline: setup ## offline corpus from your sentences: trains the AMR models into AMR_MODEL when missing (36-39 min on a 2-core AMD EPYC with AVX512-BF16), then builds: make build-offline INPUT=sentences.txt
 	@test -n "$(INPUT)" && test -f "$(INPUT)" || { echo "make build-offline: INPUT=FILE is required (one sentence a line): '$(INPUT)' is no file" >&2; exit 2; }
 	$(MAKE) amr-model AMR_MODEL=$(AMR_MODEL) AMR_ARGS="$(AMR_ARGS)"
 	$(BUILD_AMR) input=$(INPUT) out_dir=$(BUILD_OUT) $(ARGS)
@@ -151,7 +151,7 @@ $(BUILT)/%/all/corpus.jsonl: $(BUILT)/%.amr
 	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/all keep_graphs=true $(ARGS)
 $(BUILT)/%/top/corpus.jsonl: $(BUILT)/%.amr
 	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/top focus.policy=top $(ARGS)
-corpus-offline: setup $(foreach s,$(SOURCE_SETS),$(BUILT)/$(s)/all/corpus.jsonl $(BUILT)/$(s)/top/corpus.jsonl) ## ParaAMR offline analogue: ParaBank-Eval and ParaNMT-small sources parsed, built with and without re-focusing, Table 2 (default models, 2-core Xeon with AVX512-BF16 and AMX: 44.5 min for both; plus training when AMR_MODEL is missing)
+corpus-offline: setup $(foreach s,$(SOURCE_SETS),$(BUILT)/$(s)/all/corpus.jsonl $(BUILT)/$(s)/top/corpus.jsonl) ## ParaAMR offline analogue: ParaBank-Eval and ParaNMT-small sources parsed, built with and without re-focusing, Table 2 (default models, 2-core AMD EPYC with AVX512-BF16: 62.9 min for both; plus training when AMR_MODEL is missing)
 	$(PY) experiments/table2.py +experiment=table2_built built_dir=$(BUILT)/parabank_eval \
 		out_dir=$(BUILT)/table2-parabank-eval
 	$(PY) experiments/table2.py +experiment=table2_built_paranmt_small \
