@@ -33,6 +33,7 @@ __all__ = ["ENTRY_SCRIPTS", "check_preset", "hydra_entry"]
 ENTRY_SCRIPTS = {
     "amr": "experiments/train_amr.py",
     "build": "experiments/build.py",
+    "compare": "experiments/compare.py",
     "fewshot": "experiments/table7.py",
     "scpn": "experiments/train_scpn.py",
     "simcse": "experiments/train_simcse.py",

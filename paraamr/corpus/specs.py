@@ -13,10 +13,19 @@ from pathlib import Path
 from paraamr.corpus.readers import FORMATS
 from paraamr.errors import ParaAMRError
 
-__all__ = ["CorpusSpec", "parse_corpus_specs", "in_data_dir", "DATA_PREFIX"]
+__all__ = [
+    "CorpusSpec",
+    "parse_corpus_specs",
+    "in_data_dir",
+    "with_built_runs",
+    "DATA_PREFIX",
+    "BUILT_CORPUS",
+]
 
 #: a corpus path that starts with this lies inside the data folder
 DATA_PREFIX = "data:"
+#: the corpus file a builder run folder holds (``experiments/build.py out_dir=DIR``)
+BUILT_CORPUS = "corpus.jsonl"
 
 
 @dataclass(frozen=True)
@@ -65,5 +74,23 @@ def in_data_dir(specs: list[CorpusSpec], data_dir: Callable[[], Path]) -> list[C
     for s in specs:
         if s.path.startswith(DATA_PREFIX):
             s = replace(s, path=str(data_dir() / s.path.removeprefix(DATA_PREFIX)))
+        out.append(s)
+    return out
+
+
+def with_built_runs(specs: list[CorpusSpec]) -> list[CorpusSpec]:
+    """``specs`` with every builder run folder (a folder holding :data:`BUILT_CORPUS`, no
+    format given) made its ``corpus.jsonl``, so ``A=results/build`` names a built corpus.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp(); _ = open(os.path.join(d, "corpus.jsonl"), "w")
+    >>> with_built_runs([CorpusSpec("A", d)])[0].path == os.path.join(d, "corpus.jsonl")
+    True
+    """
+    out = []
+    for s in specs:
+        p = Path(s.path)
+        if s.fmt is None and p.is_dir() and (p / BUILT_CORPUS).is_file():
+            s = replace(s, path=str(p / BUILT_CORPUS), fmt="paraamr")
         out.append(s)
     return out

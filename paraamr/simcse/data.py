@@ -255,15 +255,15 @@ def load_triplets(
     on_error: str = "raise",
 ) -> list[Triplet]:
     """Dispatch on ``fmt`` (one of :data:`TRIPLET_FORMATS`; ``.csv`` files default to
-    ``simcse-csv``, others as :func:`paraamr.corpus.guess_format`)."""
+    ``simcse-csv``, others as :func:`paraamr.corpus.guess_format`). Every corpus format, the
+    guessed ``pairs`` of a ``.tsv`` included, goes through :func:`triplets_from_corpus`, so the
+    perplexity filter and ``max_paraphrases_per_source`` apply to all of them alike."""
     skips = SkipLog(on_error)
     if fmt is None:  # decide once, so a guessed format takes the same branch as a given one
         fmt = "simcse-csv" if str(path).lower().endswith(".csv") else guess_format(path)
     if fmt == "simcse-csv":
         out = read_simcse_csv(path, skips, seed=seed, limit=limit)
-    elif fmt == "pairs":
-        out = read_pair_tsv(path, skips, seed=seed, limit=limit)
-    elif fmt in FORMATS:
+    elif fmt in FORMATS:  # ``pairs`` too: its consecutive lines of one source are one record
         out = triplets_from_corpus(
             path,
             fmt,

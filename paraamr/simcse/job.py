@@ -65,6 +65,18 @@ def _resolve_data_path(cfg) -> None:
             cfg.data.path = str(data_path(cfg.paths.data_dir, p))
 
 
+def _sentence_transformer(name: str) -> bool:
+    """Whether ``name`` loads as a whole sentence encoder (a preset such as ``minilm`` or
+    ``simcse``, or a sentence-transformers folder), not a bare backbone."""
+    from paraamr.lms.loading import resolve_backbone
+    from paraamr.metrics.semantic import MODELS
+
+    if name in MODELS:
+        return True
+    path = Path(resolve_backbone(name))
+    return not path.is_dir() or (path / "modules.json").is_file()
+
+
 def run_job(cfg) -> dict:
     """Train (unless the corpus is ``none``), evaluate on STS, write ``results.json`` (the job
     record, :class:`paraamr.results.JobResult`: with its wall time, date and CPU); returns it."""
@@ -93,7 +105,17 @@ def run_job(cfg) -> dict:
         fields.update({k: trained[k] for k in ("best_val", "steps") if k in trained})
         model_path = trained["best_model"]
     device = "cpu" if cfg.trainer.accelerator == "cpu" else None
-    if cfg.corpus == "none":
+    if cfg.corpus == "none" and not _sentence_transformer(model_path):
+        # a plain backbone (SmolLM2, BERT): the module's pooling over it, untrained, as the
+        # trained rows are evaluated
+        from hydra.utils import instantiate
+        from sentence_transformers import SentenceTransformer
+
+        from paraamr.simcse.module import save_sentence_transformer
+
+        saved = save_sentence_transformer(instantiate(cfg.model), out / "untrained_model")
+        encoder = SentenceTransformer(str(saved), device=device)
+    elif cfg.corpus == "none":
         encoder = load_encoder(model_path, device)
     else:  # a fresh load: the cached loader would keep an older model saved at the same path
         from sentence_transformers import SentenceTransformer
@@ -112,6 +134,9 @@ def run_job(cfg) -> dict:
             pool=cfg.model.pooling,
             T=cfg.model.temperature,
             ppl=f"<={cfg.data.max_perplexity}",
+            cap=cfg.data.get("max_paraphrases_per_source"),
+            frozen=cfg.model.get("freeze_layers") or 0,
+            precision=cfg.trainer.precision,
         )
     fields.update({"model": model_path, "sts": sts})
     record = JobResult("simcse", int(cfg.seed), str(sig), fields, {"model": model_path},

@@ -85,7 +85,8 @@ class SimCSEModule(pl.LightningModule):
     """Supervised SimCSE: a Hugging Face encoder trained on (anchor, positive, negative) batches.
 
     Args:
-        model_name_or_path: a local model directory or hub name (``AutoModel``).
+        model_name_or_path: a local model directory, hub name or preset
+            (:func:`paraamr.lms.loading.resolve_backbone`: ``minilm``, ``smollm2``).
         pooling: ``cls`` or ``mean`` (module docstring).
         temperature: SimCSE temperature (0.05).
         hard_negative_weight: log-space bonus on each anchor's own negative (SimCSE: 0).
@@ -95,6 +96,12 @@ class SimCSEModule(pl.LightningModule):
         max_seq_length: truncation length of :meth:`encode` (training truncates in the collator).
         tokenizer_name_or_path: defaults to ``model_name_or_path``.
         gather_across_devices: gather embeddings over DDP processes (global in-batch negatives).
+        freeze_layers: freeze the embeddings and the lowest N blocks
+            (:func:`paraamr.training.recipe.freeze_lower_layers`; ``None``: train everything),
+            the CPU recipe for a decoder such as SmolLM2-135M used as a mean-pooled encoder.
+
+    A tokenizer without a padding token (a causal LM's) pads with its end-of-text token; padding
+    is masked out of the pooling, so which token pads does not change an embedding.
     """
 
     def __init__(
@@ -109,6 +116,7 @@ class SimCSEModule(pl.LightningModule):
         max_seq_length: int | None = None,
         tokenizer_name_or_path: str | None = None,
         gather_across_devices: bool = True,
+        freeze_layers: int | None = None,
     ) -> None:
         super().__init__()
         if pooling not in POOLINGS:
@@ -118,15 +126,18 @@ class SimCSEModule(pl.LightningModule):
         self.save_hyperparameters()
         from transformers import AutoModel
 
-        from paraamr.metrics.semantic import resolve_model
+        from paraamr.lms.loading import resolve_backbone
 
-        self.encoder = AutoModel.from_pretrained(resolve_model(str(model_name_or_path)))
+        self.encoder = AutoModel.from_pretrained(resolve_backbone(str(model_name_or_path)))
         self.encoder.train()  # from_pretrained returns eval mode; SimCSE trains with dropout on
         pooler = getattr(self.encoder, "pooler", None)
         if isinstance(pooler, torch.nn.Module):
             # unused by both poolings: frozen, so DDP does not wait for its gradients; kept in
             # the saved model so it loads without "newly initialised weights" warnings
             pooler.requires_grad_(False)
+        from paraamr.training.recipe import freeze_lower_layers
+
+        self.frozen = freeze_lower_layers(self.encoder, freeze_layers)
         self._tokenizer = None
 
     @property
@@ -135,11 +146,14 @@ class SimCSEModule(pl.LightningModule):
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
-            from paraamr.metrics.semantic import resolve_model
+            from paraamr.lms.loading import resolve_backbone
 
             hp = self.hparams
             name = str(hp.tokenizer_name_or_path or hp.model_name_or_path)
-            self._tokenizer = AutoTokenizer.from_pretrained(resolve_model(name))
+            tok = AutoTokenizer.from_pretrained(resolve_backbone(name))
+            if tok.pad_token is None and tok.eos_token is not None:
+                tok.pad_token = tok.eos_token  # a causal LM's tokenizer: masked out anyway
+            self._tokenizer = tok
         return self._tokenizer
 
     @tokenizer.setter

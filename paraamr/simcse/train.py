@@ -29,15 +29,15 @@ BEST_MODEL = "best_model"
 def input_paths(cfg: DictConfig) -> tuple[str, str, str]:
     """``(model path, training data path, STS-B dev path)`` with the config's defaults applied.
 
-    ``model.model_name_or_path`` goes through :func:`paraamr.metrics.semantic.resolve_model`
+    ``model.model_name_or_path`` goes through :func:`paraamr.lms.loading.resolve_backbone`
     (``minilm`` -> the packaged offline MiniLM); a null ``data.path`` is the ParaBank-Eval
     directory and a null ``callbacks.sts_dev.path`` the GLUE STS-B dev file under the data
     directory.
     """
-    from paraamr.metrics.semantic import resolve_model
+    from paraamr.lms.loading import resolve_backbone
     from paraamr.simcse.module import STSB_DEV
 
-    model = resolve_model(str(cfg.model.model_name_or_path))
+    model = resolve_backbone(str(cfg.model.model_name_or_path))
     corpus, stsb = cfg.data.path, cfg.callbacks.sts_dev.get("path")
     if not corpus or not stsb:
         from paraamr.datadir import data_path

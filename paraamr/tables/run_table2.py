@@ -9,7 +9,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from paraamr.corpus.errors import SkipLog
-from paraamr.corpus.specs import in_data_dir, parse_corpus_specs
+from paraamr.corpus.specs import in_data_dir, parse_corpus_specs, with_built_runs
 from paraamr.corpus.subset import common_subset
 from paraamr.datadir import data_path
 from paraamr.diversity.scoring import MetricConfig, score_records
@@ -56,7 +56,8 @@ def _specs(cfg: DictConfig):
     specs = specs + extra
     if len({s.name for s in specs}) != len(specs):
         raise ParaAMRError("corpus names must be unique (corpora, built_corpora, extra_corpora)")
-    return in_data_dir(specs, lambda: data_path(cfg.paths.data_dir)), label, where
+    specs = with_built_runs(in_data_dir(specs, lambda: data_path(cfg.paths.data_dir)))
+    return specs, label, where
 
 
 def score_table2(cfg: DictConfig) -> tuple[list[str], str]:

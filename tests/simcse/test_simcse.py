@@ -400,3 +400,37 @@ def test_table5_with_a_list_of_corpora_is_a_clear_error(compose_config):
     cfg = compose_config("table5", "train_corpus=msrp", "data.path=[a.tsv,b.tsv,c.tsv]")
     with pytest.raises(ConfigError, match="lists 3 corpora"):
         _resolve_data_path(cfg)
+
+
+def test_a_pairs_tsv_is_capped_per_source_like_every_other_format(tmp_path):
+    """A ``.tsv`` is read as ``pairs``; its consecutive lines of one source are one record, so
+    ``max_paraphrases_per_source`` caps them as it caps a JSON-lines corpus."""
+    p = tmp_path / "c.tsv"
+    p.write_text(
+        "A cat.\tOne cat.\nA cat.\tThe cat.\nA cat.\tCats.\nDogs.\tHounds.\nDogs.\tCanines.\n"
+    )
+    capped = load_triplets(p, max_paraphrases_per_source=1, seed=0)  # format guessed: pairs
+    assert sorted(t.anchor for t in capped) == ["A cat.", "Dogs."]
+    assert len(load_triplets(p, seed=0)) == 5
+
+
+def test_a_causal_lm_trains_as_a_mean_pooled_encoder_with_frozen_blocks(tmp_path, tiny_gpt2):
+    """A decoder (no padding token; here a tiny GPT-2, as SmolLM2 in model=simcse_smollm2) pads
+    with its end-of-text token, freezes its lower blocks, trains and exports a model that
+    sentence-transformers loads."""
+    from sentence_transformers import SentenceTransformer
+
+    from paraamr.simcse.module import SimCSEModule
+    from paraamr.simcse.train import train
+
+    frozen = SimCSEModule(tiny_gpt2, pooling="mean", freeze_layers=1)
+    assert frozen.tokenizer.pad_token == frozen.tokenizer.eos_token
+    blocks = frozen.encoder.h
+    assert not any(p.requires_grad for p in blocks[0].parameters())
+    assert all(p.requires_grad for p in blocks[1].parameters())
+    cfg = _cfg(tmp_path, f"model.model_name_or_path={tiny_gpt2}", "model.pooling=mean",
+               "model.freeze_layers=1", "callbacks.sts_dev.limit_pairs=16")  # fmt: skip
+    out = train(cfg)
+    model = SentenceTransformer(out["best_model"], device="cpu")
+    emb = model.encode(["A man is playing a guitar.", "Hi."])
+    assert emb.shape == (2, 32) and np.isfinite(emb).all()
