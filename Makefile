@@ -14,7 +14,7 @@ comma := ,
 
 .DEFAULT_GOAL := help
 .PHONY: help setup lock test test-slow test-full docs docs-serve lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
-	models tiny-models build amr-model amr-silver build-offline corpus-offline build-demo table1 bench-build bench-simcse clean
+	models tiny-models build amr-model amr-silver build-offline corpus-offline build-demo table1 bench-build bench-simcse clean compare
 
 help: ## list targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
@@ -89,6 +89,21 @@ table5: setup ## Table 5 offline analogue: SimCSE on each corpus x SEEDS (joblib
 		train_corpus=$(T5_CORPORA) seed=$(SEEDS) $(ARGS)
 	$(PY) experiments/table5.py train_corpus=none $(ARGS)
 	$(PY) analysis/make_table5.py --runs results/table5/runs --out results/table5
+
+# Corpora compared downstream (experiments/compare.py, conf/compare.yaml): the sources common to
+# CORPORA, one policy for every row, CONTROLS rows, every TASKS x row x seed a resumable job.
+# SEEDS: a count (3: seeds 0,1,2) or a list (0,1,2); COMPARE_ARGS: more overrides of compare.yaml.
+TASKS ?= table5
+CONTROLS ?= shuffled
+REF ?=
+COMPARE_ARGS ?=
+space := $(subst ,, )
+compare: setup ## corpora compared on downstream tasks under one policy: make compare CORPORA="A=FILE[:fmt] ..." TASKS="table5 table6" SEEDS=3 OUT=dir [REF=name]
+	$(PY) experiments/compare.py 'corpora="$(CORPORA)"' out_dir=$(or $(OUT),results/compare) \
+		'tasks=[$(subst $(space),$(comma),$(strip $(TASKS)))]' \
+		'controls=[$(subst $(space),$(comma),$(strip $(CONTROLS)))]' \
+		seeds=$(if $(findstring $(comma),$(SEEDS)),[$(SEEDS)],$(SEEDS)) \
+		$(if $(REF),ref=$(REF)) $(COMPARE_ARGS)
 
 bench-metrics: setup ## TED kernels; Table 2 pipeline vs the naive loop on two corpus shapes (checked equal; JSON in results/bench)
 	$(PY) benchmarks/bench_metrics.py --out results/bench/metrics.json

@@ -45,6 +45,7 @@ __all__ = [
     "UNTRAINED",
     "job_key",
     "setting_digest",
+    "seed_list",
     "task_overrides",
     "prepare",
     "read_plan",
@@ -86,6 +87,19 @@ def setting_digest(policy_signature: str, overrides: Sequence[str]) -> str:
     """
     text = json.dumps([policy_signature, sorted(overrides)])
     return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def seed_list(seeds: int | Sequence[int]) -> list[int]:
+    """Seeds from a count (``3``: 0, 1, 2) or a list.
+
+    >>> seed_list(3), seed_list([4, 7])
+    ([0, 1, 2], [4, 7])
+    """
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise ConfigError(f"seeds={seeds}: a count must be >= 1 (or give a list)")
+        return list(range(seeds))
+    return [int(s) for s in seeds]
 
 
 def task_overrides(
@@ -137,7 +151,7 @@ def prepare(
     unknown = sorted(set(tasks) - set(TASKS))
     if not tasks or unknown:
         raise ConfigError(f"tasks: {unknown or 'none given'}; known: {', '.join(TASKS)}")
-    seeds = [int(s) for s in cfg["seeds"]]
+    seeds = seed_list(cfg["seeds"])
     if not seeds:
         raise ConfigError("seeds: give at least one seed")
     if not cfg.get("corpora"):

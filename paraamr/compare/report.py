@@ -96,6 +96,13 @@ def verdict(against_control: Mapping[str, Mapping[str, Any]], has_control: bool)
             "text": "no control row: whether this task can tell corpora "
             "apart is untested (add controls=[shuffled])",
         }
+    if against_control and all(d.get("lo") is None for d in against_control.values()):
+        return {
+            "can_compare": None,
+            "above_control": [],
+            "text": "fewer than two seeds: the seed spread is unknown, so whether the task "
+            "separates real pairs from the shuffled control is untested (run seeds=3)",
+        }
     above = sorted(r for r, d in against_control.items() if d.get("lo") is not None and d["lo"] > 0)
     if above:
         return {
@@ -243,7 +250,8 @@ def write_report(
         f"{plan['common_sources']} common sources, {plan['dev_sources']} held out as dev "
         f"sources of every row; seeds {plan['seeds']}; reference row `{plan['ref']}`.",
         "",
-        f"Policy: `{json.dumps(plan['policy'], sort_keys=True)}`; LM `{plan['lm']}`.",
+        f"Policy: `{json.dumps(plan['policy'], sort_keys=True)}`; perplexity LM: "
+        + (f"`{plan['lm']}`." if plan["lm"] != "none" else "none (no task filters on it)."),
         "",
     ]
     for task, g in gathered.items():

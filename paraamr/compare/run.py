@@ -76,7 +76,7 @@ def training_sets_table2(plan: dict, cfg: DictConfig) -> dict | None:
     t2 = compose_task(
         "table2",
         [
-            f"corpora={corpora}",
+            f'corpora="{corpora}"',
             f"out_dir={Path(cfg.out_dir) / 'table2'}",
             "lowercase_keys=true",
             f"wandb.enabled={wb}",

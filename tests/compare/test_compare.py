@@ -315,3 +315,30 @@ def test_the_entry_point_says_one_line_before_any_model_loads(tmp_path, args, me
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and lines[0].startswith("compare.py: error:")
     assert time.perf_counter() - t0 < 30 and not (tmp_path / "plan.json").exists()
+
+
+@pytest.mark.slow
+def test_a_whole_comparison_runs_its_jobs_as_a_multirun_and_reuses_them(tmp_path):
+    """``experiments/compare.py`` end to end on ParaBank-Eval's two corpora and the shuffled
+    control (MiniLM, 2 steps, a 30-pair STS sample): the plan, 3 jobs run by a Hydra multirun,
+    the report; run again, every job is reused and the numbers stay."""
+    args = [sys.executable, str(ROOT / "experiments" / "compare.py"),
+            'corpora="ParaNMT=data:paraphrase/parabank-eval:parabank-eval-paranmt '
+            'ParaBank1=data:paraphrase/parabank-eval:parabank-eval-parabank1"',
+            f"out_dir={tmp_path}", "seeds=1", "untrained=false", "progress=false", "table2=false",
+            'task_overrides.table5=["trainer.max_steps=2","callbacks.sts_dev.every_n_steps=2",'
+            '"callbacks.sts_dev.limit_pairs=32","sts.max_pairs_per_set=30","data.batch_size=8",'
+            '"trainer.enable_progress_bar=false"]']  # fmt: skip
+    first = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
+    assert first.returncode == 0, first.stderr[-2000:]
+    report = json.loads((tmp_path / "compare.json").read_text())
+    rows = {r["row"]: r for r in report["tasks"]["table5"]["rows"]}
+    assert set(rows) == {"ParaNMT", "ParaBank1", "shuffled"}
+    assert all(r["n_seeds"] == 1 and len(r["spearman_per_seed"]) == 1 for r in rows.values())
+    assert report["tasks"]["table5"]["verdict"]["can_compare"] is None  # one seed: untested
+    assert "policy.cap:5" in rows["ParaBank1"]["signature"]
+    again = subprocess.run(args, capture_output=True, text=True, cwd=ROOT)
+    assert again.returncode == 0 and (again.stdout + again.stderr).count("reused") == 3
+    report2 = json.loads((tmp_path / "compare.json").read_text())
+    assert report2["tasks"]["table5"]["rows"] == report["tasks"]["table5"]["rows"]
+    assert (tmp_path / "compare.md").is_file() and (tmp_path / "compare.png").is_file()
