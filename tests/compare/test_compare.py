@@ -342,3 +342,45 @@ def test_a_whole_comparison_runs_its_jobs_as_a_multirun_and_reuses_them(tmp_path
     report2 = json.loads((tmp_path / "compare.json").read_text())
     assert report2["tasks"]["table5"]["rows"] == report["tasks"]["table5"]["rows"]
     assert (tmp_path / "compare.md").is_file() and (tmp_path / "compare.png").is_file()
+
+
+def test_every_task_job_composes_on_its_rows_training_set(three, tmp_path):
+    """The plan's overrides are valid for each task's own entry point config: the job trains on
+    the row's training set with the task's filters off, and Table 6 takes the shared dev
+    sources (written last in every set) as its dev."""
+    from paraamr.compare.run import compose_task
+
+    cfg = {**_cfg(three, tmp_path), "tasks": ["table5", "table6"], "task_overrides": {}}
+    plan = prepare(cfg)
+    for job in plan["jobs"]:
+        c = compose_task(job["task"], job["overrides"])
+        assert c.seed == job["seed"] and c.out_dir == job["run_dir"]
+        if job["row"] == "untrained":
+            assert c.corpus == "none"
+            continue
+        assert c.data.path == plan["tasks"][job["task"]]["sets"][job["row"]]["path"]
+        assert c.data.format == "paraamr" and c.data.max_perplexity is None
+        if job["task"] == "table6":
+            assert c.data.dev_sources == plan["dev_sources"] == 1 and c.data.max_paraphrases is None
+            lines = Path(c.data.path).read_text().splitlines()
+            dev_src = json.loads(lines[-1])["text"]
+            assert dev_src not in [json.loads(x)["text"] for x in lines[:-1]]
+        else:
+            assert c.data.max_paraphrases_per_source is None
+
+
+def test_the_policy_lm_scores_a_corpus_that_carried_no_perplexity(three, tmp_path, tiny_gpt2):
+    """The real scorer path: a named LM (a tiny GPT-2 in the real on-disk format) scores every
+    paraphrase of the TSV corpora; the written values are that LM's own perplexities."""
+    from paraamr.lms import load_scorer
+
+    cfg = {**_cfg(three, tmp_path), "controls": []}
+    cfg["policy"] = {"lm": tiny_gpt2, "dev_sources": 0, "max_perplexity": {"table5": 1e9}}
+    plan = prepare(cfg)
+    path = Path(plan["tasks"]["table5"]["sets"]["B"]["path"])
+    recs = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    texts = [p["para_text"] for r in recs for p in r["paraphrases"]]
+    want = load_scorer(tiny_gpt2).perplexities(texts)
+    got = [p["perplexity"] for r in recs for p in r["paraphrases"]]
+    assert texts and got == pytest.approx(want, rel=1e-3)
+    assert plan["lm"].startswith("ppl(") and tiny_gpt2 in plan["tasks"]["table5"]["signature"]
