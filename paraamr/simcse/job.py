@@ -121,8 +121,17 @@ def run_job(cfg) -> dict:
         from sentence_transformers import SentenceTransformer
 
         encoder = SentenceTransformer(model_path, device=device)
+    from paraamr.precision import resolve
+
+    sts_precision = resolve(cfg.sts.get("precision"), device or "cpu", "sts.precision")
+    if sts_precision.name == "bf16":  # fp32 weights, bf16 matmuls (AVX512-BF16 / AMX: fast)
+        from paraamr.metrics.semantic import AutocastEncoder
+
+        encoder = AutocastEncoder(encoder, device or "cpu")
     sts = evaluate_sts(encoder, suite, batch_size=cfg.sts.batch_size, progress=True)
     sig = sts_signature(str(cfg.model.model_name_or_path), suite)
+    if sts_precision.name != "fp32":
+        sig = sig.with_fields(sts_precision=sts_precision.name)
     if cfg.sts.max_pairs_per_set:
         sig = sig.with_fields(subsample=f"{cfg.sts.max_pairs_per_set}-pairs-per-set,seed0")
     if cfg.corpus != "none":
