@@ -53,6 +53,7 @@ def signature(
     v = package_versions()
     ev, d = cfg.eval, cfg.data
     pairs = f"max{d.get('max_paraphrases')},identity:{'yes' if d.get('identity') else 'no'}"
+    pairs += f",ppl:<={d.get('max_perplexity')},dev:last{d.get('dev_sources')}"
     if d.get("limit_sources"):
         pairs += f",first{d.limit_sources}"  # per corpus when data.path lists several
     tests = list(test_sets) if test_sets is not None else list(ev.test_sets)

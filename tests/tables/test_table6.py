@@ -185,7 +185,7 @@ def test_table6_signature_names_the_metric_objects_and_the_ted_definition(compos
         assert Signature(signature(cfg, "copy", "fmt:copy", "p", 0)).fields["sim"] == sim
 
 
-def test_table6_signature_names_identity_pairs_and_a_source_limit(compose_config):
+def test_table6_signature_names_identity_pairs_a_source_limit_the_filter_and_dev(compose_config):
     from paraamr.scpn.job import signature
     from paraamr.signature import Signature
 
@@ -193,12 +193,18 @@ def test_table6_signature_names_identity_pairs_and_a_source_limit(compose_config
         cfg = compose_config("table6", *over)
         return Signature(signature(cfg, "m", "fmt:skeleton", "p", 300)).fields.get("pairs")
 
-    assert pairs("train_corpus=msrp") == "max5,identity:no"
-    assert pairs("train_corpus=msrp", "data.identity=true") == "max5,identity:yes"
+    tail = ",ppl:<=None,dev:last100"  # conf/table6.yaml: no filter, the last 100 sources dev
+    assert pairs("train_corpus=msrp") == "max5,identity:no" + tail
+    assert pairs("train_corpus=msrp", "data.identity=true") == "max5,identity:yes" + tail
     assert pairs("train_corpus=none") is None  # the copy row trains nothing
     # a source limit (per corpus for the pooled preset) changes the data, so the signature
-    assert pairs("+experiment=table6_pooled") == "max5,identity:no,first1500"
-    assert pairs("train_corpus=msrp", "data.limit_sources=50") == "max5,identity:no,first50"
+    assert pairs("+experiment=table6_pooled").endswith(",first1500")
+    assert pairs("train_corpus=msrp", "data.limit_sources=50") == f"max5,identity:no{tail},first50"
+    # runs that differ only in the perplexity filter or the dev sources are other settings
+    assert pairs("train_corpus=msrp", "data.max_perplexity=85").startswith(
+        "max5,identity:no,ppl:<=85,"
+    )
+    assert pairs("train_corpus=msrp", "data.dev_sources=50").endswith(",dev:last50")
 
 
 def test_runs_decoded_otherwise_get_their_own_row_not_a_seed_of_another():
