@@ -26,7 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from paraamr.compare.policy import TASKS, Policy
+from paraamr.compare.policy import SET_TASKS, TASKS, Policy
 from paraamr.compare.sets import (
     build_sets,
     check_rows,
@@ -151,6 +151,11 @@ def prepare(
     unknown = sorted(set(tasks) - set(TASKS))
     if not tasks or unknown:
         raise ConfigError(f"tasks: {unknown or 'none given'}; known: {', '.join(TASKS)}")
+    if "table7" in tasks and "table6" not in tasks:
+        raise ConfigError(
+            "table7 augments with the comparison's own Table 6 models: "
+            "give tasks=[table6,table7] (or table5 too)"
+        )
     seeds = seed_list(cfg["seeds"])
     if not seeds:
         raise ConfigError("seeds: give at least one seed")
@@ -172,7 +177,8 @@ def prepare(
         scorer, lm_label = _scorer(policy, out / "cache", int(cfg.get("lm_batch_size", 32)))
     elif policy.scores_perplexity(tasks):
         lm_label = getattr(scorer, "label", "test-scorer")
-    built = build_sets(common, policy, tasks, controls, cfg.get("control_from"), scorer)
+    set_tasks = [t for t in tasks if t in SET_TASKS]
+    built = build_sets(common, policy, set_tasks, controls, cfg.get("control_from"), scorer)
     rows = [s.name for s in specs] + controls
     plan: dict[str, Any] = {
         "out_dir": str(out),
@@ -191,7 +197,7 @@ def prepare(
     common_digest, dev_digest = keys_digest(common.keys), keys_digest(built["dev"])
     group = (cfg.get("wandb") or {}).get("group") or f"compare-{common_digest}"
     plan["wandb_group"] = group
-    for task in tasks:
+    for task in set_tasks:
         sig = policy.signature(task, common=common_digest, dev=dev_digest, lm_label=lm_label)
         sets = {}
         for row in rows:
@@ -225,6 +231,9 @@ def prepare(
                 }
                 job["key"] = job_key(job, str(sig))
                 plan["jobs"].append(job)
+    if "table7" in tasks:
+        user = [str(o) for o in (cfg.get("task_overrides") or {}).get("table7") or []]
+        _table7_jobs(plan, user)
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / PLAN_FILE, plan, sort_keys=False)
     log.info(
@@ -235,6 +244,44 @@ def prepare(
         out / PLAN_FILE,
     )
     return plan
+
+
+#: the Table 7 row without augmentation (the few-shot baseline every row is compared with)
+NO_AUGMENTATION = "no-augmentation"
+
+
+def _table7_jobs(plan: dict[str, Any], user: list[str]) -> None:
+    """Table 7's jobs: per seed, the few-shot classifier without augmentation, and with the
+    augmentation of each row's Table 6 model of the same seed (by row name; its job key in the
+    Table 7 job's key, so a retrained model reruns the jobs that used it)."""
+    sig = plan["tasks"]["table6"]["signature"]
+    setting = setting_digest(sig, user)
+    plan["tasks"]["table7"] = {"signature": sig, "sets": {}, "setting": setting}
+    out, group = Path(plan["out_dir"]), plan["wandb_group"]
+    models = {(j["row"], j["seed"]): j for j in plan["jobs"] if j["task"] == "table6"}
+    for row in [NO_AUGMENTATION, *plan["rows"]]:
+        for seed in plan["seeds"]:
+            run_dir = str(out / "runs" / "table7" / setting / row / f"seed{seed}")
+            ov = [f"seed={seed}", f"out_dir={run_dir}", f"logger.wandb.group={group}"]
+            model = None
+            if row != NO_AUGMENTATION:
+                model = models[(row, seed)]
+                ov = [
+                    "augment=scpn",
+                    f"augment.corpus={row}",
+                    f"augment.paraphraser.model={model['run_dir']}/best_model",
+                    *ov,
+                ]
+            job = {
+                "task": "table7",
+                "row": row,
+                "seed": seed,
+                "set_sha256": model["key"] if model else None,
+                "run_dir": run_dir,
+                "overrides": [*ov, *user],
+            }
+            job["key"] = job_key(job, sig)
+            plan["jobs"].append(job)
 
 
 def read_plan(out_dir: str | Path) -> dict:

@@ -26,6 +26,8 @@ __all__ = ["STAGES", "run_compare", "compose_task", "run_task", "training_sets_t
 log = logging.getLogger(__name__)
 
 STAGES = ("all", "prepare", "job", "report")
+#: the entry point config each task's jobs compose (Table 7's is the few-shot one)
+TASK_CONFIGS = {"table5": "table5", "table6": "table6", "table7": "fewshot", "table2": "table2"}
 
 
 def compose_task(task: str, overrides: list[str], data_dir: str | None = None) -> DictConfig:
@@ -38,6 +40,7 @@ def compose_task(task: str, overrides: list[str], data_dir: str | None = None) -
     from paraamr.datadir import resolve_paths
 
     extra = [f"paths.data_dir={data_dir}"] if data_dir else []
+    task = TASK_CONFIGS.get(task, task)
     if GlobalHydra.instance().is_initialized():
         cfg = compose(config_name=task, overrides=[*overrides, *extra])
     else:
@@ -54,6 +57,8 @@ def run_task(task: str, cfg: DictConfig) -> dict:
         from paraamr.simcse.job import run_job as job
     elif task == "table6":
         from paraamr.scpn.job import run_job as job
+    elif task == "table7":
+        from paraamr.fewshot.job import run_job as job
     else:
         raise ConfigError(f"unknown task {task!r}")
     record = job(cfg)

@@ -287,6 +287,8 @@ def test_a_finished_job_is_reused_and_a_changed_one_is_not(three, tmp_path):
 
 
 def test_fewer_than_two_rows_or_a_missing_file_is_refused_before_reading(three, tmp_path):
+    with pytest.raises(ConfigError, match="table7 augments with the comparison's own Table 6"):
+        prepare({**_cfg(three, tmp_path), "tasks": ["table5", "table7"]})
     with pytest.raises(ConfigError, match="at least two rows"):
         prepare({**_cfg(three[:1], tmp_path), "controls": []})
     with pytest.raises(DataNotFoundError, match="corpus B: No such file"):
@@ -350,11 +352,21 @@ def test_every_task_job_composes_on_its_rows_training_set(three, tmp_path):
     sources (written last in every set) as its dev."""
     from paraamr.compare.run import compose_task
 
-    cfg = {**_cfg(three, tmp_path), "tasks": ["table5", "table6"], "task_overrides": {}}
+    tasks = ["table5", "table6", "table7"]
+    cfg = {**_cfg(three, tmp_path), "tasks": tasks, "task_overrides": {}}
     plan = prepare(cfg)
+    table6 = {(j["row"], j["seed"]): j for j in plan["jobs"] if j["task"] == "table6"}
     for job in plan["jobs"]:
         c = compose_task(job["task"], job["overrides"])
         assert c.seed == job["seed"] and c.out_dir == job["run_dir"]
+        if job["task"] == "table7":  # Table 7 takes the same row's and seed's Table 6 model
+            if job["row"] == "no-augmentation":
+                assert c.augment.kind == "none"
+                continue
+            model = table6[(job["row"], job["seed"])]
+            assert c.augment.paraphraser.model == model["run_dir"] + "/best_model"
+            assert c.augment.corpus == job["row"] and job["set_sha256"] == model["key"]
+            continue
         if job["row"] == "untrained":
             assert c.corpus == "none"
             continue
