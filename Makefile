@@ -16,8 +16,10 @@ comma := ,
 .PHONY: help setup lock test test-slow test-full docs docs-serve lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
 	models tiny-models build amr-model amr-silver build-offline corpus-offline build-demo table1 bench-build bench-simcse clean compare
 
-help: ## list targets
-	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
+help: ## list targets (coloured on a terminal, plain into a pipe or file)
+	@c=; r=; if [ -t 1 ]; then c=$$(printf '\033[36m'); r=$$(printf '\033[0m'); fi; \
+		grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
+		awk -v c="$$c" -v r="$$r" 'BEGIN{FS=":.*## "}{printf "  %s%-18s%s %s\n", c, $$1, r, $$2}'
 
 PYVER := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 LOCK = requirements/py$(PYVER)$(if $(ONLINE),-online).txt

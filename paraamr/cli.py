@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from paraamr.corpus.readers import FORMATS, check_corpus_path
@@ -52,9 +53,20 @@ def _word_band(text: str) -> tuple[int, int | None]:
 
 
 def _ted_variants() -> list[str]:
-    from paraamr.metrics.ted import VARIANTS
+    """The TED variants' names, those signatures print (``paraamr-v2``) among them."""
+    from paraamr.metrics.ted import variant_names
 
-    return sorted(VARIANTS)
+    return variant_names()
+
+
+def _ted_variant(name: str) -> str:
+    """``--variant`` / ``--ted-variant``: a preset name or the ``name-vN`` of a signature."""
+    from paraamr.metrics.ted import variant_name
+
+    try:
+        return variant_name(name)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _pairs(path: str | None, skips):
@@ -134,8 +146,13 @@ def _cmd_score(a) -> None:
     from paraamr.utils import limited
 
     skips = SkipLog(a.on_error, hint=CLI_HINT)
-    # the first record is read before spaCy loads: a missing, folder or empty input fails at once
-    records = require_records(read_corpus(a.file, a.format, skips), a.file, skips=skips)
+    # the whole input is read once before spaCy and the encoder load: a missing, folder, empty
+    # or malformed input fails at once, with its file and line
+    check = SkipLog(a.on_error, hint=CLI_HINT)
+    total = sum(
+        1 for _ in require_records(read_corpus(a.file, a.format, check), a.file, skips=check)
+    )
+    records = read_corpus(a.file, a.format, skips)
     cfg = MetricConfig(
         bleu=a.bleu, ted_variant=a.ted_variant, on_error=a.on_error, lowercase=a.lowercase
     )
@@ -167,7 +184,15 @@ def _cmd_score(a) -> None:
 
             shutil.rmtree(out, ignore_errors=True)
         raise
-    print(json.dumps(table2_row(out, "corpus"), indent=2))
+    row = table2_row(out, "corpus")
+    row["records_read"] = total
+    if a.out:
+        from paraamr.tables.render import write_table
+        from paraamr.tables.table2 import TABLE2
+
+        write_table(replace(TABLE2, name="score", paper=()), [row], a.out, {"description": a.file})
+        (Path(a.out) / "score.json").write_text(json.dumps(row, indent=2), encoding="utf-8")
+    print(json.dumps(row, indent=2))
 
 
 def _cmd_build_merge(a) -> None:
@@ -185,15 +210,30 @@ def _cmd_table1(a) -> None:
     skips = SkipLog(a.on_error, hint=CLI_HINT)
     records = require_records(read_corpus(a.corpus, a.format, skips), a.corpus, skips=skips)
     stats = table1_stats(r.to_json() for r in records)
-    print(render_table1(Path(a.corpus).name, stats, a.corpus))
-    json.dump(stats, sys.stdout, indent=2)
+    if a.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        print(render_table1(Path(a.corpus).name, stats, a.corpus))
 
 
 def _cmd_paired(a) -> None:
+    from paraamr.errors import DataNotFoundError
     from paraamr.tables.paired import compare_corpora, render_paired
 
-    res = compare_corpora(a.run, a.corpus_a, a.corpus_b, lowercase=a.lowercase_keys,
-                          bootstrap=a.bootstrap, seed=a.seed, words=a.words)  # fmt: skip
+    if not Path(a.run).is_dir():
+        raise DataNotFoundError(
+            f"{a.run}: no such folder (the out_dir of a Table 2 run: make table2 OUT=DIR)"
+        )
+
+    res = compare_corpora(
+        a.run,
+        a.corpus_a,
+        a.corpus_b,
+        lowercase=a.lowercase_keys,
+        bootstrap=a.bootstrap,
+        seed=a.seed,
+        words=a.words,
+    )
     print(render_paired(res))
     if a.json:
         from paraamr.utils import write_json_atomic
@@ -231,18 +271,26 @@ def _cmd_humaneval(a) -> None:
         from paraamr.tables.table4 import sample_kit
 
         paths = sample_kit(specs, a.out, n=a.n, seed=a.seed, checks=a.checks, on_error=a.on_error)
-        print(f"kit written to {a.out}: give annotators {paths['annotate.html']} or upload "
-              f"{paths['mturk/input.csv']} with {paths['mturk/template.html']}; keep "
-              f"{paths['key.jsonl']} to yourself")  # fmt: skip
+        print(
+            f"kit written to {a.out}: give annotators {paths['annotate.html']} or upload "
+            f"{paths['mturk/input.csv']} with {paths['mturk/template.html']}; keep "
+            f"{paths['key.jsonl']} to yourself"
+        )
     elif a.hcmd == "score":
         for r in a.results:
             _existing_file(r)
         from paraamr.tables.table4 import score_kit
 
-        scored, paths = score_kit(a.dir, a.results, a.out, on_error=a.on_error,
-                                  bootstrap=a.bootstrap, seed=a.seed,
-                                  max_failed_checks=a.max_failed_checks,
-                                  wandb=not a.no_wandb)  # fmt: skip
+        scored, paths = score_kit(
+            a.dir,
+            a.results,
+            a.out,
+            on_error=a.on_error,
+            bootstrap=a.bootstrap,
+            seed=a.seed,
+            max_failed_checks=a.max_failed_checks,
+            wandb=not a.no_wandb,
+        )
         print(paths["md"].read_text(encoding="utf-8"))
     else:
         from paraamr.tables.table3 import write_examples
@@ -253,23 +301,40 @@ def _cmd_humaneval(a) -> None:
             from paraamr.parsers.base import make_parser
 
             parser, encoder = make_parser(a.parser), load_encoder(a.similarity)
-        paths = write_examples(specs, a.out, k=a.k, seed=a.seed, max_per_corpus=a.max_per_corpus,
-                               parser=parser, encoder=encoder, encoder_name=a.similarity,
-                               on_error=a.on_error, lowercase_keys=a.lowercase_keys)  # fmt: skip
+        paths = write_examples(
+            specs,
+            a.out,
+            k=a.k,
+            seed=a.seed,
+            max_per_corpus=a.max_per_corpus,
+            parser=parser,
+            encoder=encoder,
+            encoder_name=a.similarity,
+            on_error=a.on_error,
+            lowercase_keys=a.lowercase_keys,
+        )
         print(paths["md"].read_text(encoding="utf-8"))
 
 
 def _add_humaneval(sub) -> None:
-    h = sub.add_parser("humaneval", help="Table 4 human evaluation kit (sample, score) and "
-                       "Table 3 examples")  # fmt: skip
+    h = sub.add_parser(
+        "humaneval", help="Table 4 human evaluation kit (sample, score) and Table 3 examples"
+    )
     hs = h.add_subparsers(dest="hcmd", required=True)
-    s = hs.add_parser("sample", help="blind pairs of every corpus on common sources -> a kit "
-                      "(annotate.html, MTurk batch, key)")  # fmt: skip
+    s = hs.add_parser(
+        "sample",
+        help="blind pairs of every corpus on common sources -> a kit "
+        "(annotate.html, MTurk batch, key)",
+    )
     s.add_argument("corpora", nargs="+", metavar="NAME=FILE[:format]")
     s.add_argument("--n", type=_positive, default=300, help="pairs per corpus (paper: 300)")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--checks", type=int, default=0,
-                   help="attention checks of each kind (a copy, an unrelated pair)")  # fmt: skip
+    s.add_argument(
+        "--checks",
+        type=int,
+        default=0,
+        help="attention checks of each kind (a copy, an unrelated pair)",
+    )
     s.add_argument("--out", required=True, help="the kit folder")
     s.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     c = hs.add_parser("score", help="MTurk batch results and/or page downloads -> Table 4")
@@ -295,8 +360,11 @@ def _add_humaneval(sub) -> None:
     e.add_argument("--parser", default="spacy", choices=("spacy", "stanza"))
     e.add_argument("--similarity", default="minilm")
     e.add_argument("--no-metrics", action="store_true", help="sentences only (no parser/encoder)")
-    e.add_argument("--lowercase-keys", action="store_true",
-                   help="match sources case-insensitively (a built corpus)")  # fmt: skip
+    e.add_argument(
+        "--lowercase-keys",
+        action="store_true",
+        help="match sources case-insensitively (a built corpus)",
+    )
     e.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     h.set_defaults(func=_cmd_humaneval)
 
@@ -317,15 +385,26 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``paraamr`` argument parser (every subcommand but ``top``, which keeps its own)."""
     ap = argparse.ArgumentParser(
         prog="paraamr",
-        description=__doc__.split("\n")[0],
+        description="Command line of paraamr: corpus metrics, builds, tables and models.",
         epilog="--debug (or PARAAMR_DEBUG=1) shows tracebacks",
+    )
+    from paraamr.signature import package_versions
+
+    ap.add_argument(
+        "--version", action="version", version=f"paraamr {package_versions()['paraamr']}"
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("ted", help="tree edit distance between two bracket strings")
     t.add_argument("tree_a")
     t.add_argument("tree_b")
     t.add_argument("--depth", type=_positive, default=None, help="prune both trees to this depth")
-    t.add_argument("--variant", default="paraamr", choices=_ted_variants())
+    t.add_argument(
+        "--variant",
+        default="paraamr",
+        type=_ted_variant,
+        metavar="VARIANT",
+        help=f"TED variant: {', '.join(_ted_variants())}",
+    )
     t.add_argument("--kernel", default="edist", choices=("edist", "zss"))
     t.set_defaults(func=_cmd_ted)
     m = sub.add_parser("metric", help="one metric per line of a source<TAB>paraphrase file")
@@ -333,22 +412,70 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("file", nargs="?", default="-")
     m.add_argument("--parser", default="spacy", choices=("spacy", "stanza"))
     m.add_argument("--model", default="minilm", help="sentence encoder (similarity)")
-    m.add_argument("--variant", default="paraamr", choices=_ted_variants(), help="TED variant")
+    m.add_argument(
+        "--variant",
+        default="paraamr",
+        type=_ted_variant,
+        metavar="VARIANT",
+        help=f"TED variant: {', '.join(_ted_variants())}",
+    )
     m.add_argument("--trees", action="store_true", help="columns are bracket trees (ted3/tedf)")
     m.add_argument("--on-error", default="raise", choices=("raise", "skip"))
     m.set_defaults(func=_cmd_metric)
-    s = sub.add_parser("score", help="all five Table 2 metrics of one corpus, signed")
-    s.add_argument("file")
-    s.add_argument("--format", default=None, choices=FORMATS)
-    s.add_argument("--parser", default="spacy", choices=("spacy", "stanza", "gold"))
-    s.add_argument("--similarity", default="minilm")
-    s.add_argument("--bleu", default="nltk-sentence")
-    s.add_argument("--ted-variant", default="paraamr", choices=_ted_variants())
-    s.add_argument("--limit", type=whole_number(0), default=None,
-                   help="score the first N records (0: all)")  # fmt: skip
+    s = sub.add_parser(
+        "score",
+        help="all five Table 2 metrics of one corpus, signed",
+        description="All five Table 2 metrics of one corpus (similarity, 1-BLEU, "
+        "1-IoU, TED-3, TED-F), signed; the whole input is checked before any "
+        "model loads.",
+    )
+    s.add_argument("file", help="the corpus (a folder for the ParaBank-Eval formats)")
+    s.add_argument(
+        "--format",
+        default=None,
+        choices=FORMATS,
+        help="the corpus format (default: from the extension)",
+    )
+    s.add_argument(
+        "--parser",
+        default="spacy",
+        choices=("spacy", "stanza", "gold"),
+        help="constituency parser for BLEU / IoU tokens and TED trees",
+    )
+    s.add_argument(
+        "--similarity",
+        default="minilm",
+        help="sentence encoder: minilm (offline), simcse (the paper's) or a folder",
+    )
+    s.add_argument(
+        "--bleu",
+        default="nltk-sentence",
+        choices=("nltk-sentence", "sacrebleu-sentence", "sacrebleu-corpus"),
+        help="BLEU implementation (the paper: nltk-sentence)",
+    )
+    s.add_argument(
+        "--ted-variant",
+        default="paraamr",
+        type=_ted_variant,
+        metavar="VARIANT",
+        help=f"TED variant: {', '.join(_ted_variants())}",
+    )
+    s.add_argument(
+        "--limit", type=whole_number(0), default=None, help="score the first N records (0: all)"
+    )
     s.add_argument("--lowercase", action="store_true", help="lowercase tokens for BLEU and IoU")
-    s.add_argument("--out", default=None)
-    s.add_argument("--on-error", default="raise", choices=("raise", "skip"))
+    s.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write score.json and score.md (the metrics, signed) and the shards here",
+    )
+    s.add_argument(
+        "--on-error",
+        default="raise",
+        choices=("raise", "skip"),
+        help="raise: stop at the first bad record (file:line); skip: count and go on",
+    )
     s.set_defaults(func=_cmd_score)
     b = sub.add_parser("build-merge", help="merge a sharded build's shards + its Table 1")
     b.add_argument("--out", required=True, help="the build's out_dir")
@@ -356,27 +483,54 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=_cmd_build_merge)
     t1 = sub.add_parser("table1", help="Table 1 statistics of a built corpus (JSON lines)")
     t1.add_argument("corpus")
-    t1.add_argument("--format", default=None, choices=FORMATS,
-                    help="default: from the extension (.jsonl: the built corpus's)")  # fmt: skip
+    t1.add_argument(
+        "--format",
+        default=None,
+        choices=FORMATS,
+        help="default: from the extension (.jsonl: the built corpus's)",
+    )
     t1.add_argument("--on-error", default="raise", choices=("raise", "skip"))
+    t1.add_argument(
+        "--json",
+        action="store_true",
+        help="print the statistics as JSON (default: the markdown table)",
+    )
     t1.set_defaults(func=_cmd_table1)
-    pa = sub.add_parser("paired", help="two corpora of one Table 2 run compared source by "
-                        "source: mean differences with paired bootstrap intervals")  # fmt: skip
+    pa = sub.add_parser(
+        "paired",
+        help="two corpora of one Table 2 run compared source by "
+        "source: mean differences with paired bootstrap intervals",
+    )
     pa.add_argument("run", help="the Table 2 run's out_dir (holds shards/<name>/)")
     pa.add_argument("corpus_a")
     pa.add_argument("corpus_b")
-    pa.add_argument("--lowercase-keys", action="store_true",
-                    help="match sources lowercased (a run with lowercase_keys=true)")  # fmt: skip
-    pa.add_argument("--bootstrap", type=whole_number(0), default=1000, metavar="N",
-                    help="resamples of the sources (0: no interval)")  # fmt: skip
+    pa.add_argument(
+        "--lowercase-keys",
+        action="store_true",
+        help="match sources lowercased (a run with lowercase_keys=true)",
+    )
+    pa.add_argument(
+        "--bootstrap",
+        type=whole_number(0),
+        default=1000,
+        metavar="N",
+        help="resamples of the sources (0: no interval)",
+    )
     pa.add_argument("--seed", type=whole_number(0), default=0)
     pa.add_argument("--json", default=None, metavar="FILE", help="also write the numbers here")
-    pa.add_argument("--words", type=_word_band, default=None, metavar="LO:HI",
-                    help="only sources of LO <= words < HI (whitespace words of the source; "
-                    "LO: for no upper bound)")  # fmt: skip
+    pa.add_argument(
+        "--words",
+        type=_word_band,
+        default=None,
+        metavar="LO:HI",
+        help="only sources of LO <= words < HI (whitespace words of the source; "
+        "LO: for no upper bound)",
+    )
     pa.set_defaults(func=_cmd_paired)
-    so = sub.add_parser("sources", help="the distinct source sentences of a corpus, one a line "
-                        "(input for the builder)")  # fmt: skip
+    so = sub.add_parser(
+        "sources",
+        help="the distinct source sentences of a corpus, one a line (input for the builder)",
+    )
     so.add_argument("corpus", help="corpus file (a folder for the ParaBank-Eval formats)")
     so.add_argument("--format", default=None, choices=FORMATS)
     so.add_argument("--on-error", default="raise", choices=("raise", "skip"))
@@ -388,8 +542,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_paraphrase_parser(sub).set_defaults(func=_cmd_paraphrase)
     _add_humaneval(sub)
-    sub.add_parser("top", help="TOP: `paraamr top stats ...`, `paraamr top parse --model DIR`",
-                   add_help=False)  # fmt: skip
+    sub.add_parser(
+        "top", help="TOP: `paraamr top stats ...`, `paraamr top parse --model DIR`", add_help=False
+    )
     return ap
 
 

@@ -56,7 +56,7 @@ def test_errors_are_one_line_with_exit_status_2(tmp_path, capsys, monkeypatch):
     bad.write_text("only one column\n")
     err = _one_line_error(capsys, ["metric", "iou", str(bad)])
     assert "p.tsv:1:" in err and "--on-error skip" in err and "on_error=" not in err
-    assert "invalid choice: 'nosuch'" in _one_line_error(
+    assert "unknown TED variant 'nosuch'" in _one_line_error(
         capsys, ["ted", "(A (B))", "(A (C))", "--variant", "nosuch"]
     )
     assert ">= 1" in _one_line_error(capsys, ["ted", "(A (B))", "(A (C))", "--depth", "-1"])
@@ -85,15 +85,15 @@ def test_score_checks_its_input_before_loading_a_parser(tmp_path, capsys, monkey
 
 def test_score_failure_leaves_no_temp_folder(tmp_path, capsys, monkeypatch):
     import tempfile
-    from pathlib import Path
 
     bad = tmp_path / "bad.tsv"
     bad.write_text("a\tb\nc\td\ne\tf\tg\th\n")  # line 3: a line the pairs reader refuses
     made = []
     real = tempfile.mkdtemp
     monkeypatch.setattr(tempfile, "mkdtemp", lambda **k: made.append(real(**k)) or made[-1])
-    _one_line_error(capsys, ["score", str(bad), "--format", "pairs", "--parser", "gold"])
-    assert made and not Path(made[0]).exists()
+    err = _one_line_error(capsys, ["score", str(bad), "--format", "pairs", "--parser", "gold"])
+    # the input is checked whole before anything is made: no folder at all, the line named
+    assert "bad.tsv:3:" in err and made == []
 
 
 def test_top_stats_with_one_template(tmp_path, capsys):
@@ -166,9 +166,8 @@ def test_table1_bad_bytes_or_json_is_one_line_with_file_and_line(tmp_path, capsy
     assert "bytes.jsonl:2: undecodable bytes" in err and "--on-error skip" in err
     err = _one_line_error(capsys, ["table1", str(bad_json)])
     assert "json.jsonl:3: malformed JSON" in err
-    main(["table1", str(bad_json), "--on-error", "skip"])  # the good records are counted
-    out = capsys.readouterr().out
-    assert json.loads(out[out.index("{\n") :])["instances"] == 2
+    main(["table1", str(bad_json), "--on-error", "skip", "--json"])  # good records counted
+    assert json.loads(capsys.readouterr().out)["instances"] == 2
 
 
 @pytest.mark.parametrize("value", ["-1", "x", "1.5"])
@@ -332,3 +331,85 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_version_is_the_installed_distributions(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"paraamr {version('paraamr')}"
+
+
+def test_table1_prints_markdown_or_with_json_only_json(tmp_path, capsys):
+    f = tmp_path / "c.jsonl"
+    f.write_text(json.dumps({"text": "a b c", "paraphrases": [{"para_text": "c b a"}]}) + "\n")
+    main(["table1", str(f)])
+    md = capsys.readouterr().out
+    assert md.lstrip().startswith("#") and "{" not in md
+    main(["table1", str(f), "--json"])
+    assert json.loads(capsys.readouterr().out)["instances"] == 1
+
+
+def test_paired_on_a_missing_run_folder_names_the_folder(tmp_path, capsys):
+    err = _one_line_error(capsys, ["paired", str(tmp_path / "nosuch"), "A", "B"])
+    assert f"{tmp_path / 'nosuch'}: no such folder" in err and "corpus" not in err
+
+
+def test_a_ted_variant_answers_to_the_name_its_signature_prints(capsys):
+    from paraamr.metrics.ted import VARIANTS
+
+    a, b = "(ROOT (S (NP (PRP I)) (VP (VBP know))))", "(ROOT (S (VP (VB go)) (. .)))"
+    for name, v in VARIANTS.items():
+        main(["ted", a, b, "--depth", "3", "--variant", name])
+        main(["ted", a, b, "--depth", "3", "--variant", v.describe()])  # e.g. paraamr-v2
+        by_name, by_signature = capsys.readouterr().out.split()
+        assert by_name == by_signature
+
+
+def test_score_checks_the_whole_input_before_any_model_loads(tmp_path, capsys, monkeypatch):
+    import paraamr.metrics.semantic as semantic
+    import paraamr.parsers.base as base
+
+    monkeypatch.setattr(base, "make_parser", lambda *a, **k: pytest.fail("parser loaded"))
+    monkeypatch.setattr(semantic, "load_encoder", lambda *a, **k: pytest.fail("encoder loaded"))
+    f = tmp_path / "c.jsonl"
+    f.write_text(json.dumps({"text": "a", "paraphrases": [{"para_text": "b"}]}) + "\n{bad\n")
+    assert "c.jsonl:2: malformed JSON" in _one_line_error(capsys, ["score", str(f)])
+
+
+def test_score_out_writes_the_metrics_beside_the_shards(tmp_path, capsys):
+    f = tmp_path / "g.jsonl"
+    rec = {
+        "text": "I know .",
+        "text_parse": "(ROOT (S (NP (PRP I)) (VP (VBP know)) (. .)))",
+        "paraphrases": [{"para_text": "Go .", "para_parse": "(ROOT (S (VP (VB Go)) (. .)))"}],
+    }
+    f.write_text(json.dumps(rec) + "\n")
+    out = tmp_path / "o"
+    main(["score", str(f), "--parser", "gold", "--out", str(out)])
+    printed = json.loads(capsys.readouterr().out)
+    saved = json.loads((out / "score.json").read_text())
+    assert saved == printed and saved["tedf"] == 3 and saved["n_pairs"] == 1
+    assert "3.00" in (out / "score.md").read_text()
+
+
+def test_every_score_option_has_plain_help(capsys):
+    from paraamr.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "cmd")
+    score = sub.choices["score"]
+    assert all(a.help for a in score._actions), [a.dest for a in score._actions if not a.help]
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "``" not in capsys.readouterr().out
+
+
+def test_make_help_has_no_colour_codes_in_a_pipe():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(["make", "-s", "help"], capture_output=True, text=True, cwd=root)
+    assert out.returncode == 0 and "table2" in out.stdout and "\033" not in out.stdout

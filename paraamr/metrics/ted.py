@@ -38,6 +38,8 @@ from paraamr.metrics.trees import Tree, parse_bracketed, prune, size, strip_word
 __all__ = [
     "TEDVariant",
     "VARIANTS",
+    "variant_names",
+    "variant_name",
     "tree_edit_distance",
     "ted_trees",
     "ted_batch",
@@ -135,6 +137,28 @@ VARIANTS: dict[str, TEDVariant] = {
         ),
     ]
 }
+
+
+def variant_names() -> list[str]:
+    """Every name a TED variant answers to: its preset name and the ``name-vN`` that
+    signatures print (``ted:paraamr-v2``).
+
+    >>> [n for n in variant_names() if n.startswith("paraamr")]
+    ['paraamr', 'paraamr-script', 'paraamr-script-v2', 'paraamr-v2']
+    """
+    return sorted({*VARIANTS, *(v.describe() for v in VARIANTS.values())})
+
+
+def variant_name(name: str) -> str:
+    """The preset name of ``name``, which may be the ``name-vN`` a signature printed.
+
+    >>> variant_name("paraamr-v2"), variant_name("root-depth")
+    ('paraamr', 'root-depth')
+    """
+    for v in VARIANTS.values():
+        if name in (v.name, v.describe()):
+            return v.name
+    raise ValueError(f"unknown TED variant {name!r}; known: {', '.join(variant_names())}")
 
 
 def _spliced(tree: Tree, labels: frozenset[str]) -> list[Tree]:
