@@ -413,3 +413,20 @@ def test_make_help_has_no_colour_codes_in_a_pipe():
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run(["make", "-s", "help"], capture_output=True, text=True, cwd=root)
     assert out.returncode == 0 and "table2" in out.stdout and "\033" not in out.stdout
+
+
+def test_amr_with_a_missing_model_says_how_to_get_one_before_torch_loads(tmp_path):
+    """A missing model folder is a one-line error naming ``make amr-model``, given before torch
+    is imported (torch alone takes seconds to load)."""
+    src = tmp_path / "s.txt"
+    src.write_text("The boy wants to go.\n")
+    code = (
+        "import sys\nfrom paraamr.cli import main\n"
+        f"try: main(['amr', 'parse', '--model', {str(tmp_path / 'nosuch')!r}, '--input', "
+        f"{str(src)!r}])\nexcept SystemExit as e: print('exit', e.code)\n"
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split() == ["exit", "2", "False"], out.stderr
+    err = out.stderr.strip()
+    assert len(err.splitlines()) == 1 and "no such model dir" in err and "make amr-model" in err

@@ -7,3 +7,7 @@ fine-tuned on the gold graphs of the data folder through the one conditional-gen
 - :mod:`~paraamr.amrlm.evaluate`: Smatch of the parser, BLEU and cosine of the generator;
 - :mod:`~paraamr.amrlm.train`: training from ``conf/amr.yaml``.
 """
+
+#: the file a trained AMR model folder holds beside its weights (its settings); light to import,
+#: so that a command can check a model folder before torch loads
+AMR_MODULE_FILE = "amr_module.json"

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from paraamr.amrlm import AMR_MODULE_FILE  # re-exported: the module owns the file
 from paraamr.amrlm.constraint import BalancedGraph, BracketTable
 from paraamr.errors import ConfigError
 from paraamr.lms.constrained import ConstrainedLogits
@@ -27,7 +28,6 @@ from paraamr.utils import is_whole
 __all__ = ["AMRModule", "DIRECTIONS", "AMR_MODULE_FILE", "cap_label", "decode_label"]
 
 DIRECTIONS = ("parse", "generate")
-AMR_MODULE_FILE = "amr_module.json"
 
 
 def cap_label(cap: Sequence[float] | None) -> str:
