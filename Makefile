@@ -142,7 +142,7 @@ amr-model: setup ## the AMR parser and generator trained here, into AMR_MODEL, w
 # auto: bf16 where the CPU has AVX512-BF16 or AMX; make bench-decode measures it)
 AMR_DTYPE ?=
 AMR_PARSE = $(PY) -m paraamr.cli amr parse --model $(AMR_MODEL)$(if $(AMR_DTYPE), --dtype $(AMR_DTYPE))
-BUILD_AMR = $(PY) experiments/build.py stog=smollm2 generator=smollm2 amr_model=$(AMR_MODEL) lm=smollm2 \
+BUILD_AMR = $(PY) experiments/build.py +experiment=build_offline amr_model=$(AMR_MODEL) \
 	$(if $(AMR_DTYPE),stog.dtype=$(AMR_DTYPE) generator.dtype=$(AMR_DTYPE))
 build-offline: setup ## offline corpus from your sentences: trains the AMR models into AMR_MODEL when missing (36-39 min on a 2-core AMD EPYC with AVX512-BF16), then builds: make build-offline INPUT=sentences.txt
 	@test -n "$(INPUT)" && test -f "$(INPUT)" || { echo "make build-offline: INPUT=FILE is required (one sentence a line): '$(INPUT)' is no file" >&2; exit 2; }

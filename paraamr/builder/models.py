@@ -45,7 +45,8 @@ def _load_hf(auto_cls, name: str, device: str, dtype: str | None):
 
 MODELS_REMEDY = (
     "download the amrlib models with `make models` (needs network), or point the config at a "
-    "local model dir"
+    "local model dir; offline, build with the AMR models trained here: +experiment=build_offline "
+    "amr_model=DIR (make build-offline trains them when missing)"
 )
 TINY_REMEDY = "build the tiny test models with `make tiny-models` (or set tiny_dir= to them)"
 

@@ -35,9 +35,16 @@ def resolve_lm(name: str, resolve_files: bool = True) -> tuple[str, str]:
         path = str(smollm2.ensure_dequantized()) if resolve_files else str(smollm2.cache_dir())
         return path, smollm2.label()
     if resolve_files:  # a local folder, or a hub name the hub (or its cache) can give
+        from paraamr.errors import DataNotFoundError
         from paraamr.metrics.semantic import check_model_name
 
-        check_model_name(name, name, PRESETS)
+        try:
+            check_model_name(name, name, PRESETS)
+        except DataNotFoundError as e:
+            raise DataNotFoundError(
+                f"{e}; offline, the packaged LM: lm=smollm2 (a build with every model offline: "
+                "+experiment=build_offline amr_model=DIR)"
+            ) from None
     return name, name
 
 
