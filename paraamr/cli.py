@@ -93,6 +93,23 @@ def _cmd_ted(a) -> None:
     print(tree_edit_distance(a.tree_a, a.tree_b, depth=a.depth, variant=a.variant, kernel=a.kernel))
 
 
+#: the metrics ``paraamr metric`` prints in percent (Table 2's scale; TED in edit operations)
+PERCENT_METRICS = ("similarity", "bleu", "iou")
+
+
+def metric_value(name: str, value: float) -> str:
+    """One value of ``paraamr metric`` as printed: similarity, BLEU and IoU in percent with two
+    decimals (the scale ``paraamr score`` and Table 2 use; they report 100 - BLEU and 100 - IoU),
+    TED as its edit count.
+
+    >>> metric_value("bleu", 9.53e-155), metric_value("iou", 0.5), metric_value("ted3", 4)
+    ('0.00', '50.00', '4')
+    """
+    if name in PERCENT_METRICS:
+        return f"{100.0 * value:.2f}"
+    return f"{value:g}"
+
+
 def _cmd_metric(a) -> None:
     from paraamr.corpus.errors import CLI_HINT, SkipLog
     from paraamr.corpus.readers import require_records
@@ -128,11 +145,10 @@ def _cmd_metric(a) -> None:
             else:
                 vals.append(ted.sentence_score(px.tree, py.tree))
     for v in vals:
-        print(v)
+        print(metric_value(a.name, v))
     if vals:
-        print(
-            f"mean\t{sum(vals) / len(vals)}\tn={len(vals)}\tskipped={skips.total}", file=sys.stderr
-        )
+        mean = metric_value(a.name, sum(vals) / len(vals))
+        print(f"mean\t{mean}\tn={len(vals)}\tskipped={skips.total}", file=sys.stderr)
 
 
 def _cmd_score(a) -> None:
@@ -407,7 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--kernel", default="edist", choices=("edist", "zss"))
     t.set_defaults(func=_cmd_ted)
-    m = sub.add_parser("metric", help="one metric per line of a source<TAB>paraphrase file")
+    m = sub.add_parser("metric", help="one metric per line of a source<TAB>paraphrase file "
+                       "(similarity, BLEU, IoU in percent; TED in edits)")  # fmt: skip
     m.add_argument("name", choices=METRIC_NAMES)
     m.add_argument("file", nargs="?", default="-")
     m.add_argument("--parser", default="spacy", choices=("spacy", "stanza"))

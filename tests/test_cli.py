@@ -26,7 +26,7 @@ def test_metric_on_tree_pairs(tmp_path, capsys):
     )
     main(["metric", "tedf", str(f), "--trees"])
     out = capsys.readouterr()
-    assert out.out.split() == ["4", "0"] and "mean\t2.0" in out.err
+    assert out.out.split() == ["4", "0"] and "mean\t2\t" in out.err
 
 
 def test_metric_bad_line_names_file_and_line(tmp_path):
@@ -430,3 +430,18 @@ def test_amr_with_a_missing_model_says_how_to_get_one_before_torch_loads(tmp_pat
     assert out.stdout.split() == ["exit", "2", "False"], out.stderr
     err = out.stderr.strip()
     assert len(err.splitlines()) == 1 and "no such model dir" in err and "make amr-model" in err
+
+
+def test_metric_prints_percent_as_score_does_never_e_notation(tmp_path, capsys):
+    """BLEU and IoU per line in percent, two decimals (score and Table 2 report 100 minus them):
+    by hand, a pair against itself is BLEU 100 and IoU 100; 'a dog barks loudly .' against
+    'birds sing .' shares no 4-gram (nltk's BLEU is ~1e-155 there, printed 0.00) and one token
+    of seven (IoU 14.29)."""
+    f = tmp_path / "p.tsv"
+    f.write_text("The cat sat on the mat .\tThe cat sat on the mat .\n"
+                 "A dog barks loudly .\tBirds sing .\n")  # fmt: skip
+    main(["metric", "bleu", str(f)])
+    out = capsys.readouterr()
+    assert out.out.split() == ["100.00", "0.00"] and "mean\t50.00" in out.err
+    main(["metric", "iou", str(f)])
+    assert capsys.readouterr().out.split() == ["100.00", "14.29"]
