@@ -13,7 +13,7 @@ ONLINE ?=
 comma := ,
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lock test test-slow test-full docs docs-serve lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
+.PHONY: help setup lock test test-slow test-full docs docs-serve results-docs lint table2 sts table5 bench-metrics parser-agreement data models-stanza \
 	models tiny-models build amr-model amr-silver build-offline corpus-offline build-demo table1 bench-build bench-simcse clean compare
 
 help: ## list targets (coloured on a terminal, plain into a pipe or file)
@@ -70,6 +70,9 @@ test-full: setup ## every test, slow ones included
 
 docs: setup ## build the handbook (docs/ -> site/) with mkdocs --strict: a broken link fails
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+results-docs: setup ## render the README's and docs' results blocks from docs/results/*.json (tests/test_reported.py checks they agree)
+	$(PY) -m paraamr.reported
 
 docs-serve: setup ## the handbook on http://127.0.0.1:8000, rebuilt as you edit
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve

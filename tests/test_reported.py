@@ -1,0 +1,53 @@
+"""The handbook's numbers come from their results files: a number changed by hand in a page, or
+a file without its date, machine or command, fails here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paraamr.errors import InputError
+from paraamr.reported import RESULTS_DIR, blocks_in, load_reported, render_text
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def test_every_results_block_equals_its_file():
+    stale = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        if render_text(text) != text:
+            stale.append(str(page.relative_to(ROOT)))
+    assert not stale, f"{stale}: run make results-docs (a number differs from its results file)"
+
+
+def test_every_results_file_is_signed_and_shown():
+    files = sorted(RESULTS_DIR.glob("*.json"))
+    shown = {name for p in PAGES for name, _ in blocks_in(p.read_text(encoding="utf-8"))}
+    for f in files:
+        load_reported(f.stem)  # date, machine, command, a table: or a one-line error
+    assert {f.stem for f in files} <= shown, "a results file no page shows"
+
+
+def test_a_number_changed_by_hand_is_caught(tmp_path):
+    data = {"title": "T", "date": "2026-12-07", "machine": "2-core CPU", "command": "make x",
+            "columns": ["row", "value"], "rows": [["A", "61.20"]]}  # fmt: skip
+    (tmp_path / "t.json").write_text(json.dumps(data))
+    page = "intro\n<!-- results:t -->\nold\n<!-- /results:t -->\nend\n"
+    good = render_text(page, tmp_path)
+    assert "| A | 61.20 |" in good and render_text(good, tmp_path) == good
+    edited = good.replace("61.20", "62.20")
+    assert render_text(edited, tmp_path) != edited
+
+
+@pytest.mark.parametrize("drop", ["date", "machine", "command"])
+def test_a_file_without_its_date_machine_or_command_is_refused(tmp_path, drop):
+    data = {"title": "T", "date": "2026-12-07", "machine": "m", "command": "c",
+            "columns": ["a"], "rows": [["1"]]}  # fmt: skip
+    del data[drop]
+    (tmp_path / "t.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match=f"results file t: no {drop}"):
+        load_reported("t", tmp_path)
