@@ -337,8 +337,51 @@ def write_report(
         "figure": str(figure[0]) if figure else None,
     }
     write_json_atomic(out / "compare.json", payload, sort_keys=False, default=str)
+    for task, g in gathered.items():  # ready to cite: docs/results/<name>.json (make results-docs)
+        write_json_atomic(out / f"reported-{task}.json", reported_table(plan, task, g),
+                          sort_keys=False)  # fmt: skip
     _log_wandb(plan, gathered, out, wandb_cfg or {"enabled": False})
     return payload
+
+
+def reported_table(plan: Mapping[str, Any], task: str, g: Mapping[str, Any]) -> dict[str, Any]:
+    """One task's rows as a results file of the handbook (:mod:`paraamr.reported`): per row the
+    headline's mean ± std over seeds and the paired difference against the reference row, the
+    pairs it trained on; the date and CPU of the runs, the command, the data and the policy."""
+    import shlex
+    import sys
+
+    key = g["headline"]
+    rows = []
+    for r in g["rows"]:
+        if r.get(f"{key}_mean") is None:
+            continue
+        pairs = (r.get("counts") or {}).get("train_pairs")
+        rows.append([r["row"], f"{pairs:,}" if pairs else "–", r["n_seeds"],
+                     f"{r[f'{key}_mean']:.2f} ± {r[f'{key}_std']:.2f}",
+                     _fmt_diff(g["against_ref"].get(r["row"]))])  # fmt: skip
+    stamps = [m for r in g["rows"] for m in r["measured"] if m]
+    dates = sorted({m["date"] for m in stamps}) or ["unmeasured"]
+    cpus = sorted({f"{m['cpu']} ({m['cores']} cores)" for m in stamps}) or ["unmeasured"]
+    return {
+        "title": f"{g['what']}, mean ± std over seeds",
+        "date": dates[-1],
+        "machine": ", ".join(cpus),
+        "command": " ".join(shlex.quote(a) for a in ["python", *sys.argv]),
+        "data": f"{plan['common_sources']} common sources, {plan['dev_sources']} held out",
+        "models": ", ".join(
+            sorted(
+                {
+                    str(r["signature"]).split("|model:")[-1].split("|")[0]
+                    for r in g["rows"]
+                    if r.get("signature")
+                }
+            )
+        ),
+        "columns": ["row", "pairs", "seeds", key, f"Δ vs {g['ref']} [95% CI]"],
+        "rows": rows,
+        "notes": [f"Can this task compare corpora? {g['verdict']['text']}."],
+    }
 
 
 def _figure(gathered: Mapping[str, Any], stem: Path) -> list[Path]:
