@@ -9,9 +9,12 @@ A measured result the README or a docs page cites lives in ``docs/results/<name>
 
 A page shows it between two markers, ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->``;
 :func:`render_block` writes what goes between them (the table, then one line with the date,
-machine and command), :func:`render_docs` rewrites every page's blocks from the files
-(``make results-docs``), and ``tests/test_reported.py`` fails when a block differs from its
-file (a number changed by hand) or a file lacks its date, machine or command.
+machine and command). A file may also carry ``experiment``, ``summary`` (one short cell) and
+``page``: ``<!-- summary:A,B,... -->`` ... ``<!-- /summary -->`` renders one row per file
+(experiment, result, when and where: the README's headline table, :func:`render_summary`).
+:func:`render_docs` rewrites every page's blocks from the files (``make results-docs``), and
+``tests/test_reported.py`` fails when a block differs from its files (a number changed by
+hand) or a file lacks its date, machine or command.
 
 >>> r = Reported("x", {"title": "T", "date": "2026-12-07", "machine": "m", "command": "c",
 ...                    "columns": ["a", "b"], "rows": [[1, "2.0"]]})
@@ -41,6 +44,7 @@ __all__ = [
     "Reported",
     "load_reported",
     "render_block",
+    "render_summary",
     "blocks_in",
     "render_text",
     "render_docs",
@@ -52,6 +56,7 @@ RESULTS_DIR = ROOT / "docs" / "results"
 #: what every file must say
 REQUIRED = ("title", "date", "machine", "command", "columns", "rows")
 _BLOCK = re.compile(r"<!-- results:([\w.-]+) -->\n(.*?)<!-- /results:\1 -->", re.S)
+_SUMMARY = re.compile(r"<!-- summary:([\w.,-]+) -->\n(.*?)<!-- /summary -->", re.S)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -95,15 +100,30 @@ def render_block(r: Reported) -> str:
     lines += ["", *(f"{n}" for n in d.get("notes") or [])]
     if d.get("notes"):
         lines.append("")
-    extra = "".join(f" {k.capitalize()}: {d[k]}." for k in ("data", "models") if d.get(k))
-    lines.append(f"*{d['title']}. Measured {d['date']} on {d['machine']}: `{d['command']}`.*"
-                 + (f"\n*{extra.strip()}*" if extra else ""))  # fmt: skip
+    lines.append(f"*{d['title']}. Measured {d['date']} on {d['machine']}: `{d['command']}`.*")
     return "\n".join(lines)
 
 
+def render_summary(rs: Iterable[Reported]) -> str:
+    """One row per file: the experiment (linked to its page), its one-cell summary, and when and
+    on what it was measured."""
+    rows = []
+    for r in rs:
+        d = r.data
+        missing = [k for k in ("experiment", "summary") if not d.get(k)]
+        if missing:
+            raise InputError(f"results file {r.name}: no {', '.join(missing)} for a summary row")
+        what = f"[{d['experiment']}]({d['page']})" if d.get("page") else d["experiment"]
+        rows.append([what, d["summary"], f"{d['date']}, {d['machine']}"])
+    return "\n".join(markdown_grid(["experiment", "result", "measured"], rows))
+
+
 def blocks_in(text: str) -> list[tuple[str, str]]:
-    """``(name, current content)`` of every results block of a page."""
-    return [(m.group(1), m.group(2)) for m in _BLOCK.finditer(text)]
+    """``(name, current content)`` of every results block of a page (a summary block gives one
+    entry per file it names)."""
+    out = [(m.group(1), m.group(2)) for m in _BLOCK.finditer(text)]
+    out += [(n, m.group(2)) for m in _SUMMARY.finditer(text) for n in m.group(1).split(",")]
+    return out
 
 
 def render_text(text: str, root: Path = RESULTS_DIR) -> str:
@@ -114,7 +134,12 @@ def render_text(text: str, root: Path = RESULTS_DIR) -> str:
         body = render_block(load_reported(name, root))
         return f"<!-- results:{name} -->\n{body}\n<!-- /results:{name} -->"
 
-    return _BLOCK.sub(sub, text)
+    def summary(m: re.Match) -> str:
+        names = m.group(1)
+        body = render_summary(load_reported(n, root) for n in names.split(","))
+        return f"<!-- summary:{names} -->\n{body}\n<!-- /summary -->"
+
+    return _SUMMARY.sub(summary, _BLOCK.sub(sub, text))
 
 
 def render_docs(pages: Iterable[Path], root: Path = RESULTS_DIR) -> list[Path]:
