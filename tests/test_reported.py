@@ -51,3 +51,21 @@ def test_a_file_without_its_date_machine_or_command_is_refused(tmp_path, drop):
     (tmp_path / "t.json").write_text(json.dumps(data))
     with pytest.raises(InputError, match=f"results file t: no {drop}"):
         load_reported("t", tmp_path)
+
+
+def test_a_summary_block_has_one_row_per_file_with_its_date_and_machine(tmp_path):
+    for name, value in (("a", "61.20"), ("b", "3.17")):
+        data = {"experiment": f"exp {name}", "summary": f"value {value}", "page": f"{name}.md",
+                "title": "T", "date": "2026-12-07", "machine": f"machine {name}",
+                "command": "c", "columns": ["x"], "rows": [["1"]]}  # fmt: skip
+        (tmp_path / f"{name}.json").write_text(json.dumps(data))
+    page = "<!-- summary:a,b -->\n<!-- /summary -->\n"
+    lines = render_text(page, tmp_path).splitlines()
+    assert lines[3] == "| [exp a](a.md) | value 61.20 | 2026-12-07, machine a |"
+    assert lines[4] == "| [exp b](b.md) | value 3.17 | 2026-12-07, machine b |"
+    edited = render_text(page, tmp_path).replace("3.17", "3.71")
+    assert render_text(edited, tmp_path) != edited
+    del data["summary"]
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match="results file b: no summary"):
+        render_text(page, tmp_path)
