@@ -178,8 +178,16 @@ def gather(plan: Mapping[str, Any]) -> dict[str, Any]:
             for j in plan["jobs"]
             if j["task"] == task and not (Path(j["run_dir"]) / RESULT_FILE).is_file()
         ]
+        base = next((r for r in rows if r["row"] == UNTRAINED and r.get(f"{key}_mean") is not None),
+                    None)  # fmt: skip
+        moved = {
+            r["row"]: round(r[f"{key}_mean"] - base[f"{key}_mean"], 4)
+            for r in rows
+            if base is not None and r["row"] != UNTRAINED and r.get(f"{key}_mean") is not None
+        }
         result[task] = {
             "headline": key,
+            "moved_from_untrained": moved,
             "what": what,
             "policy_signature": info["signature"],
             "rows": rows,
@@ -288,6 +296,13 @@ def write_report(
             f"**Can this task compare corpora?** {g['verdict']['text']}.",
             "",
         ]
+        if g.get("moved_from_untrained"):
+            md += [
+                "Training moved the headline from the untrained base by: "
+                + "; ".join(f"{k} {v:+.2f}" for k, v in g["moved_from_untrained"].items())
+                + ".",
+                "",
+            ]
         if g["against_control"]:
             md += [
                 "Against the shuffled control: "
