@@ -207,7 +207,9 @@ def _cmd_score(a) -> None:
         from paraamr.tables.table2 import TABLE2
 
         write_table(replace(TABLE2, name="score", paper=()), [row], a.out, {"description": a.file})
-        (Path(a.out) / "score.json").write_text(json.dumps(row, indent=2), encoding="utf-8")
+        from paraamr.utils import write_json_atomic
+
+        write_json_atomic(Path(a.out) / "score.json", row, sort_keys=False)
     print(json.dumps(row, indent=2))
 
 

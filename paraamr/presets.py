@@ -27,7 +27,7 @@ from typing import Any
 from paraamr.datadir import resolve_paths
 from paraamr.errors import ConfigError, ParaAMRError, describe_error
 
-__all__ = ["ENTRY_SCRIPTS", "check_preset", "hydra_entry"]
+__all__ = ["ENTRY_SCRIPTS", "check_preset", "hydra_entry", "compose_entry"]
 
 #: config name -> the entry point that composes it
 ENTRY_SCRIPTS = {
@@ -95,3 +95,22 @@ def hydra_entry(config_name: str) -> Callable[[Callable[..., Any]], Callable[...
         return task
 
     return wrap
+
+
+def compose_entry(config_name: str, overrides: list[str]) -> Any:
+    """Another entry point's config with ``overrides``, as that entry point would run it: its
+    preset checked and its ``paths`` resolved (an orchestrator running a table's jobs in
+    process, :mod:`paraamr.compare`). Inside a Hydra app the app's config folder is used, else
+    ``conf/`` of this checkout."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    if GlobalHydra.instance().is_initialized():
+        cfg = compose(config_name=config_name, overrides=overrides)
+    else:
+        conf = Path(__file__).resolve().parents[1] / "conf"
+        with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+            cfg = compose(config_name=config_name, overrides=overrides)
+    check_preset(cfg, config_name)
+    resolve_paths(cfg)
+    return cfg

@@ -30,6 +30,7 @@ ENTRY_POINTS = {
     "scpn": (("trainer", "model", "data", "parser", "callbacks", "logger"), ()),
     "table6": (("train_corpus",), ("data.path=x.jsonl",)),
     "fewshot": (("model", "augment"), ()),
+    "compare": ((), ()),
 }
 PRESETS = {  # experiment presets per entry point (conf/experiment/<entry>_*.yaml)
     name: sorted(p.stem for p in (CONF / "experiment").glob(f"{name}_*.yaml"))

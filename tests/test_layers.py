@@ -20,7 +20,8 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "paraamr"
 FOUNDATION = {"errors", "utils", "precision", "signature", "lockfile", "datadir", "shards",
-              "results", "tracking", "paper", "figures", "markdown", "jsonl_cache", "reported"}  # fmt: skip
+              "results", "tracking", "paper", "figures", "markdown", "jsonl_cache",
+              "reported"}  # fmt: skip
 CORE = {"corpus", "metrics", "parsers", "amr"}
 
 

@@ -31,24 +31,12 @@ TASK_CONFIGS = {"table5": "table5", "table6": "table6", "table7": "fewshot", "ta
 
 
 def compose_task(task: str, overrides: list[str], data_dir: str | None = None) -> DictConfig:
-    """A task's entry point config (``conf/<task>.yaml``) with ``overrides``, paths resolved as
-    its own entry point resolves them. Inside a Hydra app the app's config folder is used,
-    else ``conf/`` of this checkout."""
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    from paraamr.datadir import resolve_paths
+    """A task's entry point config (``conf/<task>.yaml``; Table 7's is ``fewshot``) with
+    ``overrides``, as its own entry point runs it (:func:`paraamr.presets.compose_entry`)."""
+    from paraamr.presets import compose_entry
 
     extra = [f"paths.data_dir={data_dir}"] if data_dir else []
-    task = TASK_CONFIGS.get(task, task)
-    if GlobalHydra.instance().is_initialized():
-        cfg = compose(config_name=task, overrides=[*overrides, *extra])
-    else:
-        conf = Path(__file__).resolve().parents[2] / "conf"
-        with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
-            cfg = compose(config_name=task, overrides=[*overrides, *extra])
-    resolve_paths(cfg)
-    return cfg
+    return compose_entry(TASK_CONFIGS.get(task, task), [*overrides, *extra])
 
 
 def run_task(task: str, cfg: DictConfig) -> dict:

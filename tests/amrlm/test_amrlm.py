@@ -444,7 +444,7 @@ def test_make_build_offline_trains_when_the_models_are_missing_then_builds(tmp_p
     assert f"test -f {tmp_path}/parser/model/amr_module.json" in out
     train = f"experiments/train_amr.py out_dir={tmp_path}"
     assert f"{train}  check_only=true" in out and f"{train} ; fi" in out
-    assert "stog=smollm2 generator=smollm2" in out and f"amr_model={tmp_path}" in out
+    assert f"+experiment=build_offline amr_model={tmp_path}" in out
 
 
 def test_make_amr_model_reuses_a_folder_only_when_its_models_have_these_settings(
