@@ -4,6 +4,8 @@ a file without its date, machine or command, fails here."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,16 @@ def test_every_results_file_is_signed_and_shown():
     for f in files:
         load_reported(f.stem)  # date, machine, command, a table: or a one-line error
     assert {f.stem for f in files} <= shown, "a results file no page shows"
+
+
+@pytest.mark.skipif(
+    shutil.which("git") is None or not (ROOT / ".git").exists(), reason="not a git checkout"
+)
+def test_no_results_file_is_ignored_by_git():
+    """A clean clone has every results file the pages show (an ignore rule once hid them all)."""
+    files = [str(f.relative_to(ROOT)) for f in sorted(RESULTS_DIR.glob("*.json"))]
+    done = subprocess.run(["git", "check-ignore", *files], cwd=ROOT, capture_output=True, text=True)
+    assert done.stdout.split() == [], f"git ignores {done.stdout.split()}: fix .gitignore"
 
 
 def test_a_number_changed_by_hand_is_caught(tmp_path):
