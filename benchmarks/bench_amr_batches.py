@@ -8,7 +8,7 @@ For each direction: the model of ``conf/amr.yaml`` (SmolLM2-135M, the lowest 20 
 frozen, the direction's lengths; bf16 autocast where the CPU runs it natively, else fp32, as
 the trainer resolves it), ``--pairs`` training pairs of the fixed split drawn with a seed, and
 one epoch of ``training_step`` + backward + Adam over them in batches of 8 through the
-trainer's own data module (:class:`paraamr.top.data.PairDataModule`), shuffled and then
+trainer's own data module (:class:`paraamr.training.data.PairDataModule`), shuffled and then
 grouped; a fresh model for each. Reported: seconds for the epoch, seconds per step, and the
 padded tokens per real token of the batches (also over the whole training split, which needs
 no model).
@@ -77,7 +77,7 @@ def bench_direction(direction: str, model: str | None, n_pairs: int, data_dir: s
 
     from paraamr.amrlm.data import pairs_for
     from paraamr.amrlm.split import load_split
-    from paraamr.top.data import PairDataModule
+    from paraamr.training.data import PairDataModule
     from paraamr.training.recipe import resolve_precision
 
     cfg = _config(direction, model)

@@ -1,5 +1,5 @@
 """Constrained decoding on and off, side by side, for one trained decoder-only TOP model
-(a ``make top-weather25`` run's ``multitask/model``, or any ``Seq2SeqModule.save`` dir):
+(a ``make top-weather25`` run's ``multitask/model``, or any ``TopModule.save`` dir):
 
 - parser: exact match, valid trees and trees that keep the utterance's words on the test trees;
 - generator: valid samples and samples whose template is the requested one, one top-p sample
@@ -29,7 +29,7 @@ def _path(p: str) -> Path:
 
 def main(argv: list[str] | None = None) -> dict:
     from paraamr.top.encoding import DecodeError, LabelVocab, decode
-    from paraamr.top.module import Seq2SeqModule
+    from paraamr.top.module import TopModule
     from paraamr.top.pairs import sampling_plan
     from paraamr.top.readers import read_trees
     from paraamr.top.templates import template_string
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--out", default="results/bench/top_constraints.json")
     a = ap.parse_args(argv)
 
-    module = Seq2SeqModule.from_saved(a.model)
+    module = TopModule.from_saved(a.model)
     vocab = LabelVocab.from_labels(module.settings["labels"])
     train = list(read_trees(_path(a.train)))
     test = list(read_trees(_path(a.test)))

@@ -9,6 +9,11 @@ jobs and Table 2 for several corpora), then the entry points (``paraamr.cli``,
 ends in a paper table (the builder's Table 1) returns its numbers, and the table layer or the
 entry point writes the table. No two modules import each other, directly or through others
 (imports inside functions count).
+
+Within the library, the stage packages (:data:`STAGES`: each a pipeline of the paper's) share
+machinery only through the shared layers (:data:`SHARED`: training, the language-model layer,
+STS evaluation, diversity, the packaged fakes); a stage imports another stage only where it is
+a declared consumer of it (:data:`CONSUMERS`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,16 @@ FOUNDATION = {"errors", "utils", "precision", "signature", "lockfile", "datadir"
               "results", "tracking", "paper", "figures", "markdown", "jsonl_cache",
               "reported"}  # fmt: skip
 CORE = {"corpus", "metrics", "parsers", "amr"}
+#: what every stage may build on beside the core
+SHARED = {"training", "lms", "sts", "diversity", "testing"}
+#: the stage packages: none imports another's modules but as a declared consumer
+STAGES = {"amrlm", "builder", "fewshot", "humaneval", "scpn", "simcse", "top", "validity"}
+#: (consumer, stage it uses): why
+CONSUMERS = {
+    ("builder", "amrlm"): "builds corpora with the AMR models trained by amrlm",
+    ("fewshot", "scpn"): "augments few-shot training data with SCPN's paraphraser",
+}
+ORCHESTRATION = {"tables", "compare", "cli", "presets"}
 
 
 #: calls that import a module by name (``importlib.import_module``, ``__import__``)
@@ -85,6 +100,41 @@ def test_no_module_imports_a_higher_layer(rel, layer):
     forbidden = {"tables", "cli", "experiments", "analysis"}
     bad = imports & forbidden if allowed is None else imports - allowed
     assert not bad, f"paraamr/{rel} ({layer}) imports {sorted(bad)}"
+
+
+def test_every_package_has_a_layer():
+    """A new package is placed in a layer here before the checks above and below can hold."""
+    packages = {p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()}
+    placed = FOUNDATION | CORE | SHARED | STAGES | ORCHESTRATION
+    assert packages <= placed, f"packages in no layer: {sorted(packages - placed)}"
+
+
+def stage_imports(imports: dict[str, set[str]]) -> list[str]:
+    """``"consumer -> stage"`` for every stage package's import of another stage package that
+    is not a declared consumer (``imports``: a module path -> the modules it imports).
+
+    >>> stage_imports({"amrlm/module.py": {"paraamr.top.module", "paraamr.training.seq2seq"},
+    ...                "fewshot/augment.py": {"paraamr.scpn.paraphrase"}})
+    ['amrlm/module.py: amrlm -> top (paraamr.top.module)']
+    """
+    bad = []
+    for rel, mods in sorted(imports.items()):
+        layer = rel.split("/")[0].removesuffix(".py")
+        if layer not in STAGES:
+            continue
+        for m in sorted(mods):
+            other = _top(m)
+            if other in STAGES and other != layer and (layer, other) not in CONSUMERS:
+                bad.append(f"{rel}: {layer} -> {other} ({m})")
+    return bad
+
+
+def test_no_stage_imports_another_stage_but_a_declared_consumer():
+    """Shared generation and training machinery lives in the shared layers, not in the stage
+    that needed it first: the AMR models once took their module, data module and trainer from
+    top/ and their no-repeat rule from scpn/."""
+    imports = {str(rel): _imports(PKG / rel) for rel, _ in _modules()}
+    assert stage_imports(imports) == []
 
 
 @pytest.mark.parametrize(("rel", "layer"), list(_modules()), ids=lambda x: str(x))

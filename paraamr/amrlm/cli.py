@@ -29,14 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.amr.serialize import PLACEHOLDER
+from paraamr.amrlm import model_dir
 from paraamr.errors import InputError
 from paraamr.utils import whole_number
 
 __all__ = ["add_amr_parser", "run_amr", "parse_lines", "parse_to_file", "resume_point",
-           "read_graph_blocks", "generate_blocks", "PLACEHOLDER", "model_dir",
+           "read_graph_blocks", "generate_blocks", "PLACEHOLDER",
            "report_clipped"]  # fmt: skip
 
-_ROLE = {"parse": "parser", "generate": "generator"}
 
 
 def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
@@ -71,22 +71,6 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
         help="write the graphs here chunk by chunk (a rerun after a kill continues) instead "
         "of stdout")  # fmt: skip
     return p
-
-
-def model_dir(path: str | Path, direction: str) -> Path:
-    """The model folder of ``direction`` under a run dir, or ``path`` itself."""
-    from paraamr.amrlm import AMR_MODULE_FILE
-    from paraamr.errors import DataNotFoundError
-
-    p = Path(path)
-    for cand in (p, p / _ROLE[direction] / "model", p / "model"):
-        if (cand / AMR_MODULE_FILE).is_file():
-            return cand
-    if not p.exists():
-        raise DataNotFoundError(f"{p}: no such model dir (train the AMR models here: make "
-                                f"amr-model AMR_MODEL={p}, 36-39 min on a 2-core CPU)")  # fmt: skip
-    raise InputError(f"{p}: no trained AMR {_ROLE[direction]} here (no {AMR_MODULE_FILE} in "
-                     f"{p}, {p / _ROLE[direction] / 'model'})")  # fmt: skip
 
 
 def _read_text(path: str) -> tuple[str, str]:
@@ -172,7 +156,7 @@ def _parse_chunk(
     import penman
 
     from paraamr.amr.serialize import deserialize, states_an_edge_twice
-    from paraamr.amrlm.evaluate import answers
+    from paraamr.lms.answers import answers
     from paraamr.utils import logger_level
 
     todo = [i for i, s in enumerate(lines) if s.strip()]
@@ -290,7 +274,7 @@ def generate_blocks(module: Any, blocks: list[Any], batch_size: int = 16,
     """One sentence per block (an empty line for a block that does not decode, counted on
     stderr)."""
     from paraamr.amr.refocus import linearize
-    from paraamr.amrlm.evaluate import answers
+    from paraamr.lms.answers import answers
 
     good = [b for b in blocks if b.graph is not None]
     bad = [b for b in blocks if b.graph is None]

@@ -148,8 +148,8 @@ class AMRData:
         return bool(self.silver_sentences) and not self.silver
 
     def datamodule(self, train_pairs, val_pairs, encode_batch, seed: int):
-        """The training data module (:class:`~paraamr.top.data.PairDataModule`, as TOP's)."""
-        from paraamr.top.data import PairDataModule
+        """The training data module (:class:`~paraamr.training.data.PairDataModule`)."""
+        from paraamr.training.data import PairDataModule
 
         return PairDataModule(train_pairs, val_pairs, encode_batch, batch_size=self.batch_size,
                               val_batch_size=self.val_batch_size, seed=seed,

@@ -6,8 +6,8 @@
 - generator: sacrebleu corpus **BLEU** against the gold sentences and the mean MiniLM cosine to
   them (:func:`paraamr.metrics.semantic.cosine_pairs`).
 
-Inputs go in length-sorted batches (:func:`paraamr.utils.map_length_batches`), outputs come
-back in input order, with a progress bar.
+Inputs go in length-sorted batches (:func:`paraamr.lms.answers.answers`), outputs come back in
+input order, with a progress bar.
 """
 
 from __future__ import annotations
@@ -19,29 +19,11 @@ from typing import Any
 
 from paraamr.amr.serialize import deserialize, smatch_score
 from paraamr.amrlm.split import AMRExample
-from paraamr.utils import map_length_batches
+from paraamr.lms.answers import answers
 
-__all__ = ["answers", "evaluate_parser", "evaluate_generator"]
+__all__ = ["evaluate_parser", "evaluate_generator"]
 
 log = logging.getLogger(__name__)
-
-
-def answers(module: Any, prompts: Sequence[str], batch_size: int = 16,
-            progress: bool = True) -> list[str]:  # fmt: skip
-    """The module's answer per prompt, batched by length, in input order."""
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(prompts), desc=f"{module.settings['direction']}", disable=not progress)
-
-    def run(batch: list[str]) -> list[str]:
-        out = module.generate(batch)
-        bar.update(len(batch))
-        return out
-
-    try:
-        return map_length_batches(list(prompts), run, batch_size)
-    finally:
-        bar.close()
 
 
 def evaluate_parser(module: Any, examples: Sequence[AMRExample], batch_size: int = 16,

@@ -1,12 +1,12 @@
 """The AMR models: a parser (sentence -> serialized graph) and a generator (serialized graph ->
 sentence), each a decoder-only LM fine-tuned on prompt -> answer pairs.
 
-:class:`AMRModule` is the TOP seq2seq module (:class:`paraamr.top.module.Seq2SeqModule`: the
-one conditional-generation module with its prompt / answer layout, no label tokens) with what
-is AMR's own: the direction, decoding that can only write balanced graphs
+:class:`AMRModule` is the one prompt -> answer module
+(:class:`paraamr.training.seq2seq.Seq2SeqModule`: backbone, prompt / answer layout, optimiser,
+files) with what is AMR's own: the direction, decoding that can only write balanced graphs
 (:class:`paraamr.amrlm.constraint.BalancedGraph`, ``constrained: true``, the parser's default),
-and its sidecar ``amr_module.json``. Saved and loaded like the TOP modules
-(:meth:`~paraamr.top.module.Seq2SeqModule.save`, :meth:`from_saved`).
+and its sidecar ``amr_module.json``. Saved and loaded like every such module
+(:meth:`~paraamr.training.seq2seq.Seq2SeqModule.save`, :meth:`from_saved`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from paraamr.amrlm.constraint import BalancedGraph, BracketTable
 from paraamr.errors import ConfigError
 from paraamr.lms.constrained import ConstrainedLogits
 from paraamr.precision import Precision, apply, resolve
-from paraamr.top.module import Seq2SeqModule, decode_ids
+from paraamr.training.seq2seq import Seq2SeqModule, decode_ids
 from paraamr.utils import is_whole
 
 __all__ = ["AMRModule", "DIRECTIONS", "AMR_MODULE_FILE", "cap_label", "decode_label"]
@@ -63,7 +63,7 @@ class AMRModule(Seq2SeqModule):
             ``max_target_length``. Training graphs have 4.2 tokens per sentence token
             (median; 95th percentile 6.8): ``[7, 10]`` leaves 99% of them whole.
         no_repeat_words: ``generate`` only: no word n-gram twice in one sentence
-            (:class:`paraamr.scpn.repeats.RepeatedWordBlocker`; ``null``: off), against the
+            (:class:`paraamr.lms.repeats.RepeatedWordBlocker`; ``null``: off), against the
             generator's loops ("and he hid her so he hid her so ...").
         stop_loops: with ``constrained``: close the graph once the answer ends in this many
             copies of one block of tokens (:func:`paraamr.amrlm.constraint.repeated_tail`;
@@ -72,7 +72,7 @@ class AMRModule(Seq2SeqModule):
         graph_form: ``generate`` only: how the prompt writes the graph
             (:func:`paraamr.amrlm.data.graph_prompt`: ``serialized``, without variables, or
             ``penman``, with them).
-        **kwargs: the settings of :class:`~paraamr.top.module.Seq2SeqModule` (backbone,
+        **kwargs: the settings of :class:`~paraamr.training.seq2seq.Seq2SeqModule` (backbone,
             optimiser, lengths, ``freeze_layers``).
     """
 
@@ -95,19 +95,22 @@ class AMRModule(Seq2SeqModule):
 
         if direction not in DIRECTIONS:
             raise ConfigError(f"model.direction must be one of {DIRECTIONS}, got {direction!r}")
-        kwargs.pop("labels", None)
-        kwargs["add_label_tokens"] = False
-        super().__init__(constrained=False, max_depth=max_depth, **kwargs)
-        if constrained and self.arch != "causal":
-            raise ConfigError("model.constrained=true needs a decoder-only model (arch causal)")
+        # sidecars written when AMRModule was a TOP module name TOP's label settings
+        for old in ("labels", "add_label_tokens"):
+            kwargs.pop(old, None)
+        super().__init__(**kwargs)
+        if constrained:
+            self.require_causal("model.constrained")
         if graph_form not in GRAPH_FORMS:
             raise ConfigError(f"model.graph_form must be one of {GRAPH_FORMS}, got {graph_form!r}")
+        if max_depth is not None and not is_whole(max_depth, 1):
+            raise ConfigError(f"model.max_depth must be a whole number >= 1 or null, got "
+                              f"{max_depth!r}")  # fmt: skip
         self.settings.update(direction=direction, constrained=bool(constrained and direction ==
                                                                     "parse"),
+                             max_depth=None if max_depth is None else int(max_depth),
                              graph_form=graph_form)  # fmt: skip
         self.set_decoding(answer_cap, no_repeat_words, stop_loops=stop_loops, num_beams=num_beams)
-        self.settings.pop("labels", None)
-        self.settings.pop("add_label_tokens", None)
         self._brackets: BracketTable | None = None
         #: the precision of :meth:`generate`'s weights (:meth:`set_precision`); training has its own
         self.inference_precision: Precision = resolve(None)
@@ -152,7 +155,7 @@ class AMRModule(Seq2SeqModule):
         if n and self.settings["direction"] == "generate":
             from transformers import LogitsProcessorList
 
-            from paraamr.scpn.repeats import RepeatedWordBlocker
+            from paraamr.lms.repeats import RepeatedWordBlocker
 
             start = batch["input_ids"].shape[1]
             gen["logits_processor"] = LogitsProcessorList(
@@ -201,11 +204,3 @@ class AMRModule(Seq2SeqModule):
             return limit
         n = min(len(self.units(source)), self.settings["max_source_length"])
         return max(2, min(limit, math.ceil(cap[0] * n + cap[1])))
-
-    @classmethod
-    def from_saved(cls, path: Any) -> AMRModule:
-        """A module from :meth:`save` (its settings; model and tokenizer from ``path``)."""
-        meta = cls.read_sidecar(path)
-        meta.pop("added_tokens", None)
-        meta.update(model_name_or_path=str(path), tokenizer_name_or_path=None)
-        return cls(**meta)

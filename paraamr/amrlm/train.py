@@ -7,15 +7,15 @@ the run's own parse of ``data.silver_sentences`` once its parser is trained: :fu
 :mod:`paraamr.amrlm.silver`),
 ``cfg.model`` with the direction's own settings (``cfg.stages.<role>.model``) merged in,
 (``cfg.eval`` likewise with ``cfg.stages.<role>.eval``: the parser scores in batches of 64),
-trained by the TOP trainer (:func:`paraamr.top.train.train_seq2seq`: the finite-loss guard,
-best checkpoint by ``val/loss``, CSV + W&B loggers, ``curves.png``, resume from ``last.ckpt``,
-a finished role reused) into ``<out_dir>/<role>/model``; then the test scores
+trained by the shared trainer (:func:`paraamr.training.seq2seq_train.train_seq2seq`: the finite-loss
+guard, best checkpoint by ``val/loss``, CSV + W&B loggers, ``curves.png``, resume from
+``last.ckpt``, a finished role reused) into ``<out_dir>/<role>/model``; then the test scores
 (:mod:`paraamr.amrlm.evaluate`). ``<out_dir>/scores.json`` holds both directions' scores,
 times and signatures (a rerun of one direction keeps the other's entry);
 ``<role>/test_outputs.jsonl`` the answers. A finished model is not retrained: rerunning with
 other decoding settings (``model.answer_cap``) re-scores it; with other training settings
-(:func:`paraamr.top.train.fit_settings`: steps, rate, frozen blocks, batch, grouping, loss) it
-is refused, so a signature never names settings its model was not trained with.
+(:func:`paraamr.training.seq2seq_train.fit_settings`: steps, rate, frozen blocks, batch,
+grouping, loss) it is refused, so a signature never names settings its model was not trained with.
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from paraamr.amrlm import ROLE_OF
 from paraamr.errors import ConfigError
 from paraamr.signature import Signature, versions_field
 
-__all__ = ["train", "check_trained", "own_silver", "ROLE_OF", "SCORES"]
+__all__ = ["train", "check_trained", "own_silver", "SCORES"]
 
 log = logging.getLogger(__name__)
 
-ROLE_OF = {"parse": "parser", "generate": "generator"}
 SCORES = "scores.json"
 
 
@@ -148,13 +148,13 @@ def own_silver(cfg: DictConfig, data: Any, root: Path, out: Path, evals: DictCon
 
 def check_trained(cfg: DictConfig) -> list[str]:
     """The model folders of ``cfg.out_dir``, one per direction of ``cfg.directions``, after
-    checking that each holds a finished model trained with ``cfg``'s settings (steps, rate,
-    frozen blocks, batch, grouping, loss: :func:`paraamr.top.train.finished_record`); trains
+    checking that each holds a finished model trained with ``cfg``'s settings (steps, rate, frozen
+    blocks, batch, grouping, loss: :func:`paraamr.training.seq2seq_train.finished_record`); trains
     nothing. A missing model or one trained otherwise is a :class:`ConfigError` naming the
     folder (``make amr-model`` runs it on a folder that exists, so an old recipe's models are
     never reused under a new one's name).
     """
-    from paraamr.top.train import finished_record
+    from paraamr.training.seq2seq_train import finished_record
 
     folders = []
     for direction in cfg.directions:
@@ -175,7 +175,7 @@ def train(cfg: DictConfig) -> dict[str, Any]:
     from paraamr.amrlm.silver import read_silver
     from paraamr.amrlm.split import load_split
     from paraamr.datadir import data_path
-    from paraamr.top.train import train_seq2seq
+    from paraamr.training.seq2seq_train import train_seq2seq
     from paraamr.utils import measured_on, write_json_atomic
 
     logging.getLogger("penman").setLevel(logging.WARNING)  # penman logs every graph at INFO
@@ -213,7 +213,6 @@ def train(cfg: DictConfig) -> dict[str, Any]:
             role,
             pairs_for(direction, train_items, data.refocus_copies, int(cfg.seed), form),
             pairs_for(direction, items["dev"], graph_form=form),
-            labels=(),
             work=out / role,
             name=f"amr-{role}-{cfg.seed}",
         )

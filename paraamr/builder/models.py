@@ -188,7 +188,7 @@ TRAINED_REMEDY = (
 
 
 def _trained(model_dir: str, direction: str, device: str | None) -> Any:
-    from paraamr.amrlm.cli import model_dir as find_model
+    from paraamr.amrlm import model_dir as find_model
     from paraamr.amrlm.module import AMRModule
 
     what = "AMR parser" if direction == "parse" else "AMR generator"
@@ -241,7 +241,7 @@ class TrainedStog:
         import penman
 
         from paraamr.amr.serialize import deserialize
-        from paraamr.amrlm.evaluate import answers
+        from paraamr.lms.answers import answers
 
         outs = answers(self.module, list(sentences), self.batch_size, progress=False)
         graphs = [deserialize(o) for o in outs]
@@ -280,7 +280,7 @@ class TrainedGenerator:
         return f"amrlm-generator({Path(self.model_dir).name},no-repeat={n}{graph}{extra})"
 
     def generate(self, graphs: Sequence[str]) -> list[tuple[str, bool]]:
-        from paraamr.amrlm.evaluate import answers
+        from paraamr.lms.answers import answers
 
         prompts = [self.module.graph_prompt(g) for g in graphs]
         limit = self.module.settings["max_source_length"]

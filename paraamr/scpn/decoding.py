@@ -1,5 +1,5 @@
 """The decoding settings a trained SCPN model can be evaluated with, written once: no repeated
-word n-grams (:mod:`paraamr.scpn.repeats`), a word cap (:mod:`paraamr.scpn.wordcap`) and
+word n-grams (:mod:`paraamr.lms.repeats`), a word cap (:mod:`paraamr.scpn.wordcap`) and
 template-forced decoding (:mod:`paraamr.scpn.forced`). The job's config, the module, the
 ``paraamr paraphrase`` command, the job's signature and result, and Table 6's row names all go
 through :class:`Decoding`.

@@ -237,7 +237,7 @@ class TemplateForcing:
     def _budget_spent(self, text: str, k: int) -> bool:
         """Whether the words of ``text`` (in slot ``k``) and one word for each later slot reach
         the budget."""
-        from paraamr.scpn.repeats import answer_words  # the words the word cap counts
+        from paraamr.lms.repeats import answer_words  # the words the word cap counts
 
         if self.max_words is None:
             return False

@@ -66,7 +66,7 @@ class SCPNModule(CondGenModule):
         freeze_layers: freeze the embeddings and the lowest N blocks
             (:func:`paraamr.training.recipe.freeze_lower_layers`; ``None``: train everything).
         no_repeat_words: at generation, no word n-gram of this size twice in one answer
-            (:class:`paraamr.scpn.repeats.RepeatedWordBlocker`; ``None``: no block).
+            (:class:`paraamr.lms.repeats.RepeatedWordBlocker`; ``None``: no block).
         word_cap: ``[ratio, extra]``: no answer holds more than ``ceil(ratio * source words +
             extra)`` words (:mod:`paraamr.scpn.wordcap`; ``None``: no cap); a forced answer
             keeps it by ending its slots early (at least one word each), never by a cut.
@@ -218,7 +218,7 @@ class SCPNModule(CondGenModule):
             kw["stopping_criteria"] = StoppingCriteriaList(stops)
         blocker, processors = None, []
         if self.no_repeat_words:
-            from paraamr.scpn.repeats import RepeatedWordBlocker
+            from paraamr.lms.repeats import RepeatedWordBlocker
 
             blocker = RepeatedWordBlocker(self.tokenizer, start, self.no_repeat_words)
             processors.append(blocker)

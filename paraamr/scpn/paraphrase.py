@@ -84,7 +84,7 @@ class Paraphraser:
         ``no_fit``: what retrieval gives a template no training parse fits (``skip`` or
         ``nearest``: a parse of the nearest template, :mod:`paraamr.scpn.parse_generator`).
         ``no_repeat_words``: decode without repeating a word n-gram of this size
-        (:mod:`paraamr.scpn.repeats`; ``None``: the model's own setting). ``word_cap``:
+        (:mod:`paraamr.lms.repeats`; ``None``: the model's own setting). ``word_cap``:
         ``[ratio, extra]``, no output longer than ``ceil(ratio * source words + extra)`` words
         (:mod:`paraamr.scpn.wordcap`; ``None``: the model's own setting). ``force_template``:
         a template-infilling model decodes inside each template, its brackets and labels

@@ -79,7 +79,7 @@ def cap_for(source: str, cap: Sequence[float]) -> int:
 
 def cut_after_words(text: str, n: int) -> str:
     """``text`` up to and with its ``n``-th word when more words follow; labels and brackets
-    count as no word (the words of :func:`paraamr.scpn.repeats.answer_words`). A text of at
+    count as no word (the words of :func:`paraamr.lms.repeats.answer_words`). A text of at
     most ``n`` words is returned whole, closing brackets and all.
 
     >>> cut_after_words("(ROOT (NP (DT the) (NN cat)) (VP sat))", 1)
@@ -115,7 +115,7 @@ class WordCap:
         self.tokenizer, self.start, self.caps = tokenizer, start, list(caps)
 
     def __call__(self, input_ids: torch.Tensor, scores: Any = None, **kw: Any) -> torch.Tensor:
-        from paraamr.scpn.repeats import answer_words
+        from paraamr.lms.repeats import answer_words
 
         done = torch.zeros(input_ids.shape[0], dtype=torch.bool)
         new = input_ids[:, self.start :]

@@ -4,7 +4,7 @@
     python -m paraamr.top parse --model DIR [--input FILE] [--beams N] < utterances.txt
 
 ``parse``: one tree per input line from a trained TOP parser (a ``make top`` run's
-``target_parser/`` or ``ap_parser/`` model dir, or any :meth:`Seq2SeqModule.save` dir). Each
+``target_parser/`` or ``ap_parser/`` model dir, or any :meth:`TopModule.save` dir). Each
 line is tokenized as the TOP trees are (:func:`paraamr.top.trees.tokenize_utterance`:
 ``hereford?`` is ``hereford ?``, ``6:00 P.M.`` is ``6 : 00 P.M .``); ``--pretokenized`` splits
 on spaces only. An output that is not a valid tree, and an empty input line, give an empty
@@ -141,13 +141,13 @@ def parse_lines(
     from collections import Counter
 
     from paraamr.top.encoding import LabelVocab
-    from paraamr.top.module import Seq2SeqModule
+    from paraamr.top.module import TopModule
     from paraamr.top.stages import decode_parse
     from paraamr.top.surface import tokenizer_normalizer
     from paraamr.top.trees import tokenize_utterance
     from paraamr.utils import map_length_batches
 
-    module = Seq2SeqModule.from_saved(model_dir)
+    module = TopModule.from_saved(model_dir)
     vocab = LabelVocab.from_labels(module.settings["labels"])
     normalize = tokenizer_normalizer(module.tokenizer)
     words = tokenize_utterance if tokenize else str.split

@@ -1,6 +1,6 @@
 """Decoding that cannot leave its input: token-level constraints for the TOP parser and
 generator when every encoded label (``[in:get_weather``, ``in:get_weather]``, ``[mask]``) is one
-token of the vocabulary (:func:`paraamr.top.module.add_tokens`).
+token of the vocabulary (:func:`paraamr.training.seq2seq.add_tokens`).
 
 - :class:`ParserConstraint` (utterance -> tree): the tree's words are exactly the utterance's
   words in order, each written with its own tokens; only brackets and labels are free. An
@@ -16,8 +16,8 @@ search, sampling and beam search alike; :class:`ConstrainedLogits` applies one p
 as a Hugging Face ``LogitsProcessor`` (``-inf`` for every token not allowed;
 :mod:`paraamr.lms.constrained`).
 
-A word is written as the tokens of ``" " + word`` (:class:`UnitTokenizer`), in training
-targets and prompts as in constrained decoding, so the model learns the same tokens it is
+A word is written as the tokens of ``" " + word`` (:class:`paraamr.lms.units.UnitTokenizer`), in
+training targets and prompts as in constrained decoding, so the model learns the same tokens it is
 later forced to write.
 
 >>> vocab = LabelIds(opens={"[in:a": 10, "[sl:b": 11}, closes={"in:a]": 20, "sl:b]": 21},
@@ -46,7 +46,6 @@ from paraamr.lms.constrained import FREE, ConstrainedLogits
 
 __all__ = [
     "LabelIds",
-    "UnitTokenizer",
     "ParserConstraint",
     "TemplateConstraint",
     "ConstrainedLogits",
@@ -129,40 +128,12 @@ class LabelIds:
         return cls(opens, closes, vocab["[mask]"], int(tokenizer.eos_token_id), free)
 
 
-class UnitTokenizer:
-    """Token ids of an encoded TOP string, unit by unit: a label that is one token of the
-    vocabulary is that token; any other unit (a word) is the tokens of ``" " + unit``.
-
-    Args:
-        tokenizer: a Hugging Face tokenizer with the label tokens added.
-    """
-
-    def __init__(self, tokenizer: Any) -> None:
-        self.tokenizer = tokenizer
-        self.added = dict(getattr(tokenizer, "added_tokens_encoder", {}))
-        self._cache: dict[str, list[int]] = {}
-
-    def unit(self, unit: str) -> list[int]:
-        """The ids of one unit."""
-        ids = self._cache.get(unit)
-        if ids is None:
-            if unit in self.added:
-                ids = [self.added[unit]]
-            else:
-                ids = self.tokenizer(" " + unit, add_special_tokens=False)["input_ids"]
-            self._cache[unit] = ids
-        return ids
-
-    def __call__(self, text: str) -> list[int]:
-        """The ids of a whole string (units split on whitespace)."""
-        return [i for u in text.split() for i in self.unit(u)]
-
-
 class ParserConstraint:
     """The parser's constraint for one utterance (see the module docstring).
 
     Args:
-        words: the token ids of each utterance word, in order (:meth:`UnitTokenizer.unit`).
+        words: the token ids of each utterance word, in order
+            (:meth:`paraamr.lms.units.UnitTokenizer.unit`).
         ids: the label ids.
         max_depth: the most nodes open at once (TOP trees are shallow: a guard against an
             untrained model opening labels without end).
@@ -227,7 +198,8 @@ class TemplateConstraint:
     one or more free tokens.
 
     Args:
-        template: the template's ids (:meth:`UnitTokenizer.__call__` of the encoded template).
+        template: the template's ids (:class:`paraamr.lms.units.UnitTokenizer` of the
+            encoded template).
         ids: the label ids (``free`` set).
         max_span: the most tokens of one ``[mask]`` span; then the next label is forced (a
             guard against a span without end).

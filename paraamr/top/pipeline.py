@@ -141,9 +141,9 @@ def run_setting(
     name: str,
 ) -> dict[str, Any]:
     """Run steps 1-6 of the module docstring for one training set; returns the summary."""
-    from paraamr.top.module import Seq2SeqModule
+    from paraamr.top.module import TopModule
     from paraamr.top.stages import filter_samples, generate_samples
-    from paraamr.top.train import train_seq2seq
+    from paraamr.top.train import train_top_model
 
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
@@ -163,7 +163,7 @@ def run_setting(
     multitask = bool(cfg.get("multitask", False))
     # 1-2 generator and samples
     if multitask:
-        gen = train_seq2seq(
+        gen = train_top_model(
             cfg,
             "parser",
             generator_pairs(train) + _parser_pairs(train, enc),
@@ -174,7 +174,7 @@ def run_setting(
             max_depth=cap,
         )
     else:
-        gen = train_seq2seq(
+        gen = train_top_model(
             cfg,
             "generator",
             generator_pairs(train),
@@ -187,7 +187,7 @@ def run_setting(
     plan = sampling_plan(
         train, int(g.samples_per_template), g.get("n_templates"), seed=int(cfg.seed)
     )
-    gmod = Seq2SeqModule.from_saved(gen["model_dir"])
+    gmod = TopModule.from_saved(gen["model_dir"])
     outputs = generate_samples(
         functools.partial(gmod.generate, max_new_tokens=g.get("max_new_tokens")),
         plan,
@@ -219,7 +219,7 @@ def run_setting(
     if multitask:
         ap = gen
     else:
-        ap = train_seq2seq(
+        ap = train_top_model(
             cfg,
             "parser",
             _parser_pairs(train, enc),
@@ -229,7 +229,7 @@ def run_setting(
             name=f"{name}-ap",
             max_depth=cap,
         )
-    apmod = Seq2SeqModule.from_saved(ap["model_dir"])
+    apmod = TopModule.from_saved(ap["model_dir"])
     pkw = dict(
         vocab=vocab,
         encoded=enc,
@@ -277,7 +277,7 @@ def run_setting(
     del apmod
     if kept_trees:
         extra = generator_pairs(train) if multitask else []
-        tgt = train_seq2seq(
+        tgt = train_top_model(
             cfg,
             "parser",
             extra + _parser_pairs(train, enc) + _parser_pairs(kept_trees, enc),
@@ -287,7 +287,7 @@ def run_setting(
             name=f"{name}-target-syn",
             max_depth=cap,
         )
-        tmod = Seq2SeqModule.from_saved(tgt["model_dir"])
+        tmod = TopModule.from_saved(tgt["model_dir"])
         ev["real+syn"] = _evaluate(
             tmod, test, counts, work / "eval_syn", cfg, vocab, {"model": tgt["model_dir"]}
         )

@@ -96,7 +96,7 @@ def generate_samples(
 
     Args:
         generate: ``generate(sources, do_sample=True, top_p=..., seed=...) -> texts``
-            (:meth:`~paraamr.top.module.Seq2SeqModule.generate`).
+            (:meth:`~paraamr.top.module.TopModule.generate`).
         requests: the sampling plan.
         out_dir: shard directory.
         settings: what identifies the generator (model dir, ...); with ``top_p``, the plan

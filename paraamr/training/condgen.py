@@ -1,9 +1,10 @@
 """The one conditional-generation LightningModule: a Hugging Face LM fine-tuned to write an
 answer for a prompt (SCPN paraphrases and their parse generator, the TOP generator and parsers).
 
-A task module (:class:`paraamr.scpn.module.SCPNModule`, :class:`paraamr.top.module.Seq2SeqModule`)
-loads its backbone with :func:`paraamr.lms.loading.load_lm`, lays out its prompts and answers,
-and reads the answers back; everything else is here, written once:
+A task module (:class:`paraamr.scpn.module.SCPNModule`,
+:class:`paraamr.training.seq2seq.Seq2SeqModule`) loads its backbone with
+:func:`paraamr.lms.loading.load_lm`, lays out its prompts and answers, and reads the answers back;
+everything else is here, written once:
 
 - **loss**: the answer's token cross-entropy. A decoder-only batch carries label -100 on the
   prompt and the padding (:func:`paraamr.training.recipe.causal_answer_nll`: the output head runs

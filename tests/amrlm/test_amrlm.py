@@ -87,14 +87,14 @@ def test_the_trainer_writes_both_models_scores_and_outputs(train_amr, tmp_path, 
                                                           monkeypatch):  # fmt: skip
     import logging
 
-    import paraamr.amrlm.evaluate as evaluate
+    import paraamr.lms.answers as answers_module
     from paraamr.amrlm.module import AMRModule
     from paraamr.signature import Signature
 
     batches = []  # the batch size of each scoring pass, as the decoding gets it
-    real = evaluate.map_length_batches
+    real = answers_module.map_length_batches
     monkeypatch.setattr(
-        evaluate,
+        answers_module,
         "map_length_batches",
         lambda items, fn, size: batches.append(size) or real(items, fn, size),
     )

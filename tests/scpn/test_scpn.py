@@ -549,8 +549,8 @@ def test_cli_paraphrase_aligned_and_through_the_shard_runner(tiny_scpn_dir, tmp_
 
 
 def test_paraphraser_decodes_without_repeats_only_when_asked(tiny_scpn_dir, monkeypatch):
+    from paraamr.lms.repeats import RepeatedWordBlocker
     from paraamr.scpn.paraphrase import Paraphraser
-    from paraamr.scpn.repeats import RepeatedWordBlocker
 
     assert Paraphraser.load(tiny_scpn_dir).module.no_repeat_words is None
     p = Paraphraser.load(tiny_scpn_dir, no_repeat_words=3)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from paraamr.errors import ConfigError
-from paraamr.scpn.repeats import answer_words
+from paraamr.lms.repeats import answer_words
 from paraamr.scpn.wordcap import WordCap, cap_for, cap_name, check_word_cap, cut_after_words
 
 

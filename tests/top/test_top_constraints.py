@@ -37,10 +37,10 @@ def tiny_lm(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def module(tiny_lm, weather):
-    from paraamr.top.module import Seq2SeqModule
+    from paraamr.top.module import TopModule
 
     vocab = LabelVocab.from_trees(weather)
-    return Seq2SeqModule(
+    return TopModule(
         str(tiny_lm), labels=vocab.labels, add_label_tokens=True, constrained=True,
         warmup_steps=0, max_target_length=120,
     )  # fmt: skip
@@ -83,7 +83,7 @@ def _free_ids(free: torch.Tensor) -> list[int]:
 
 
 def _decode(module, ids: list[int]) -> Node:
-    from paraamr.top.module import decode_ids
+    from paraamr.training.seq2seq import decode_ids
 
     return decode(
         decode_ids(module.tokenizer, ids), LabelVocab.from_labels(module.settings["labels"])
@@ -171,9 +171,9 @@ def test_untrained_model_decodes_inside_its_input(module, weather):
 def test_max_depth_caps_the_nesting_of_sampled_parses(module, tiny_lm, weather):
     """An untrained parser samples nested labels; ``max_depth=1`` leaves only flat intents,
     with the utterance's words still all there."""
-    from paraamr.top.module import Seq2SeqModule
+    from paraamr.top.module import TopModule
 
-    flat = Seq2SeqModule(
+    flat = TopModule(
         str(tiny_lm), labels=module.settings["labels"], add_label_tokens=True,
         constrained=True, max_depth=1, max_target_length=120,
     )  # fmt: skip
@@ -192,7 +192,7 @@ def test_max_depth_caps_the_nesting_of_sampled_parses(module, tiny_lm, weather):
     assert max(depths(module)) > 1  # without the cap the untrained model nests
     assert set(depths(flat)) == {1}
     with pytest.raises(ConfigError, match="max_depth"):
-        Seq2SeqModule(str(tiny_lm), labels=["IN:A"], constrained=True, max_depth=0)
+        TopModule(str(tiny_lm), labels=["IN:A"], constrained=True, max_depth=0)
 
 
 def test_causal_batch_prompt_masked_and_loss_equals_the_models(module, weather):
@@ -213,10 +213,10 @@ def test_causal_batch_prompt_masked_and_loss_equals_the_models(module, weather):
 
 
 def test_frozen_module_trains_only_the_top_block_and_added_rows(tiny_lm, weather, tmp_path):
-    from paraamr.top.module import Seq2SeqModule
+    from paraamr.top.module import TopModule
 
     labels = LabelVocab.from_trees(weather).labels
-    m = Seq2SeqModule(
+    m = TopModule(
         str(tiny_lm), labels=labels, add_label_tokens=True, freeze_layers=1, warmup_steps=0
     )
     first_new = m.tokenizer.convert_tokens_to_ids(m.added_tokens[0])
@@ -239,25 +239,25 @@ def test_frozen_module_trains_only_the_top_block_and_added_rows(tiny_lm, weather
         torch.testing.assert_close(m.model.get_output_embeddings()(hidden), hidden @ emb.T)
     for p, q in zip(m.model.transformer.h[0].parameters(), block0, strict=True):
         assert p.grad is None and torch.equal(p, q)
-    frozen = Seq2SeqModule(
+    frozen = TopModule(
         str(tiny_lm), labels=labels, add_label_tokens=True, freeze_layers=1,
         train_added_embeddings=False,
     )  # fmt: skip
     assert not frozen.model.get_input_embeddings().weight.requires_grad
     # saved with the trained rows, as a plain model dir
     m.save(tmp_path / "m")
-    again = Seq2SeqModule.from_saved(tmp_path / "m")
+    again = TopModule.from_saved(tmp_path / "m")
     torch.testing.assert_close(again.model.get_input_embeddings().weight, emb.detach())
     assert again.model.get_output_embeddings().weight is again.model.get_input_embeddings().weight
 
 
 def test_saved_causal_module_reloads_with_its_constraints(module, weather, tmp_path):
-    from paraamr.top.module import Seq2SeqModule
+    from paraamr.top.module import TopModule
 
     utts = [utterance(t) for t in weather if len(utterance(t).split()) <= 4][:3]
     before = module.generate(utts, max_new_tokens=90)
     module.save(tmp_path / "m")
-    again = Seq2SeqModule.from_saved(tmp_path / "m")
+    again = TopModule.from_saved(tmp_path / "m")
     assert again.arch == "causal" and again.settings["constrained"]
     assert again.generate(utts, max_new_tokens=90) == before
 
@@ -266,8 +266,8 @@ def test_constrained_needs_a_decoder_only_model(tmp_path, weather):
     from tiny_top import build_tiny_bart
 
     from paraamr.errors import ConfigError
-    from paraamr.top.module import Seq2SeqModule
+    from paraamr.top.module import TopModule
 
     bart = build_tiny_bart(tmp_path / "bart")
     with pytest.raises(ConfigError, match="model.constrained"):
-        Seq2SeqModule(str(bart), constrained=True)
+        TopModule(str(bart), constrained=True)

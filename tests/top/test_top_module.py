@@ -6,17 +6,12 @@ import pytest
 import torch
 
 from paraamr.top.encoding import DecodeError, LabelVocab, decode, encode
-from paraamr.top.module import (
-    Seq2SeqModule,
-    add_tokens,
-    decode_ids,
-    label_tokens,
-    needs_label_tokens,
-)
+from paraamr.top.module import TopModule, label_tokens
 from paraamr.top.readers import read_trees
 from paraamr.top.surface import restore_words, tokenizer_normalizer
 from paraamr.top.templates import template
 from paraamr.top.trees import Node, parse_tree, to_string, utterance
+from paraamr.training.seq2seq import add_tokens, decode_ids, needs_new_tokens
 
 TREES = [
     "[IN:GET_DISTANCE How far is [SL:DESTINATION [IN:GET_LOCATION [SL:CATEGORY_LOCATION "
@@ -47,7 +42,7 @@ def top_eval(data_dir):
 def test_minilm_splits_labels_without_added_tokens(minilm_tokenizer):
     tok = minilm_tokenizer()
     text = encode(parse_tree(TREES[0]))
-    assert needs_label_tokens(tok, label_tokens(["IN:GET_DISTANCE"]))
+    assert needs_new_tokens(tok, label_tokens(["IN:GET_DISTANCE"]))
     back = _round_trip(tok, text)
     with pytest.raises(DecodeError):  # '[ in : get _ distance ...' is not an encoded tree
         decode(back)
@@ -60,7 +55,7 @@ def test_encoding_survives_the_minilm_tokenizer(minilm_tokenizer, top_eval):
     tok = minilm_tokenizer()
     vocab = LabelVocab.from_trees(top_eval)
     new, _ = add_tokens(tok, label_tokens(vocab.labels))
-    assert not needs_label_tokens(tok, label_tokens(vocab.labels))
+    assert not needs_new_tokens(tok, label_tokens(vocab.labels))
     assert len(new) == 2 * len(vocab) + 1
     norm = tokenizer_normalizer(tok)
     unrestored = 0
@@ -119,7 +114,7 @@ def test_module_adds_label_tokens_with_mean_piece_embeddings(tiny_bert):
     from transformers import AutoModel, AutoTokenizer
 
     labels = sorted({n.label for s in TREES for n in _nodes(parse_tree(s))})
-    m = Seq2SeqModule(str(tiny_bert), labels=labels, warmup_steps=0)
+    m = TopModule(str(tiny_bert), labels=labels, warmup_steps=0)
     assert m.warm_started and len(m.added_tokens) == 2 * len(labels) + 1
     old_tok = AutoTokenizer.from_pretrained(tiny_bert)
     old_emb = AutoModel.from_pretrained(tiny_bert).get_input_embeddings().weight
@@ -139,13 +134,13 @@ def test_module_adds_label_tokens_with_mean_piece_embeddings(tiny_bert):
 
 def test_saved_module_reloads_identically(tiny_bert, tmp_path):
     labels = ["IN:GET_EVENT", "SL:LOCATION"]
-    m = Seq2SeqModule(str(tiny_bert), labels=labels, warmup_steps=0)
+    m = TopModule(str(tiny_bert), labels=labels, warmup_steps=0)
     batch = m.encode_batch(["what 's on"], [encode(parse_tree(TREES[2]))])
     m.eval()
     with torch.no_grad():
         before = float(m(**batch).loss)
     m.save(tmp_path / "saved")
-    m2 = Seq2SeqModule.from_saved(tmp_path / "saved")
+    m2 = TopModule.from_saved(tmp_path / "saved")
     m2.eval()
     assert m2.added_tokens == [] and len(m2.tokenizer) == len(m.tokenizer)
     with torch.no_grad():
@@ -155,14 +150,14 @@ def test_saved_module_reloads_identically(tiny_bert, tmp_path):
     from paraamr.errors import DataNotFoundError
 
     with pytest.raises(DataNotFoundError, match="top_module.json"):
-        Seq2SeqModule.from_saved(tmp_path)
+        TopModule.from_saved(tmp_path)
 
 
 def test_bad_module_settings_name_the_key(tiny_bert):
     from paraamr.errors import ConfigError
 
     with pytest.raises(ConfigError, match="model.schedule"):
-        Seq2SeqModule(str(tiny_bert), schedule="cosine")
+        TopModule(str(tiny_bert), schedule="cosine")
 
 
 def test_top_parse_command_one_line_per_input_invalid_counted(tiny_bert, tmp_path, capsys):
@@ -170,7 +165,7 @@ def test_top_parse_command_one_line_per_input_invalid_counted(tiny_bert, tmp_pat
     from paraamr.top.__main__ import parse_lines
 
     labels = sorted({n.label for t in TREES for n in _nodes(parse_tree(t))})
-    m = Seq2SeqModule(str(tiny_bert), labels=labels, warmup_steps=0)
+    m = TopModule(str(tiny_bert), labels=labels, warmup_steps=0)
     m.save(tmp_path / "parser")
     utts = [utterance(parse_tree(t)) for t in TREES[:2]]
     counts: dict = {}
@@ -210,7 +205,7 @@ def test_top_parse_reads_raw_utterances_as_the_trees_words(monkeypatch, tmp_path
             seen.extend(batch)
             return [f"[IN:GET_WEATHER {u} ]" for u in batch]
 
-    monkeypatch.setattr(Seq2SeqModule, "from_saved", classmethod(lambda cls, path: Echo()))
+    monkeypatch.setattr(TopModule, "from_saved", classmethod(lambda cls, path: Echo()))
     raw = ["is it cold in hereford?", "Wake me at 6:00 P.M.?"]
     out = parse_lines(raw, "any", encoded=False)
     words = ["is it cold in hereford ?", "Wake me at 6 : 00 P.M . ?"]

@@ -101,7 +101,7 @@ def test_tiny_end_to_end(tiny_run):
     for role in ("generator", "ap", "target_syn"):
         m = r["models"][role]
         assert m["steps"] == 2 and (Path(m["model_dir"]) / "top_module.json").exists()
-        assert m["added_label_tokens"] == 2 * 4 + 1  # 4 labels, opening + closing, + [mask]
+        assert m["added_tokens"] == 2 * 4 + 1  # 4 labels, opening + closing, + [mask]
     assert (work / "samples.md").read_text().startswith("# Synthetic trees per template")
     agg = summary["aggregate"]["real"]["overall"]
     assert agg["n"] == 1 and agg["mean"] == r["exact_match"]["real"]["overall"]["exact_match"]
@@ -113,7 +113,7 @@ def test_rerun_reuses_every_finished_stage(tiny_run, monkeypatch):
     """With the setting's summary removed, a rerun rebuilds it from the finished stages:
     no training, no generation, no parsing."""
     from paraamr.top import pipeline
-    from paraamr.top.module import Seq2SeqModule
+    from paraamr.top.module import TopModule
 
     cfg, summary, _ = tiny_run
 
@@ -121,7 +121,7 @@ def test_rerun_reuses_every_finished_stage(tiny_run, monkeypatch):
         raise AssertionError("a finished stage ran again")
 
     monkeypatch.setattr("paraamr.training.fit.fit", forbidden)
-    monkeypatch.setattr(Seq2SeqModule, "generate", forbidden)
+    monkeypatch.setattr(TopModule, "generate", forbidden)
     (Path(cfg.out_dir) / "low_resource_1" / "setting.json").unlink()
     again = pipeline.run(cfg)
     assert again["runs"] == summary["runs"]

@@ -10,12 +10,12 @@ import torch
 from paraamr.errors import ConfigError, DataNotFoundError
 from paraamr.scpn.module import SCPNModule
 from paraamr.scpn.pairs import TrainPair
-from paraamr.top.module import Seq2SeqModule
+from paraamr.top.module import TopModule
 from paraamr.training.condgen import CondGenModule
 
 
 def test_both_tasks_train_validate_and_optimise_through_the_shared_module():
-    for cls in (SCPNModule, Seq2SeqModule):
+    for cls in (SCPNModule, TopModule):
         assert issubclass(cls, CondGenModule)
         own = set(vars(cls))
         shared = {"training_step", "validation_step", "configure_optimizers", "forward"}
@@ -74,7 +74,7 @@ def test_the_corpus_loss_norm_weighs_every_training_token_the_same(tiny_gpt2, mo
 def test_the_training_mean_of_answer_tokens_is_counted_as_the_loss_counts(tiny_gpt2):
     from paraamr.training.recipe import mean_answer_tokens
 
-    m = Seq2SeqModule(tiny_gpt2, labels=[])
+    m = TopModule(tiny_gpt2, labels=[])
     pairs = [("a b", "c"), ("d", "e f g h"), ("i", "j k")]
     enc = m.encode_batch([s for s, _ in pairs], [t for _, t in pairs])
     # by hand: each row's answer tokens (the labels that count)
@@ -93,7 +93,7 @@ def test_generation_in_eval_mode_restores_train_mode_after_an_error(tiny_gpt2, t
         m = SCPNModule(tiny_gpt2, input_format="noparse", num_beams=1)
         call = lambda: m.generate_texts([(("we left .", "source"),)])  # noqa: E731
     else:
-        m = Seq2SeqModule(tiny_gpt2, labels=["IN:GET_X"], warmup_steps=0)
+        m = TopModule(tiny_gpt2, labels=["IN:GET_X"], warmup_steps=0)
         call = lambda: m.generate(["we left"])  # noqa: E731
     m.train()
     seen = []
@@ -121,7 +121,7 @@ def test_saved_dirs_say_which_kind_they_are(tiny_gpt2, tmp_path):
     with pytest.raises(DataNotFoundError, match="not a saved SCPN model dir .no scpn.json"):
         SCPNModule.load(tmp_path)
     with pytest.raises(DataNotFoundError, match="not a saved TOP model dir .no top_module.json"):
-        Seq2SeqModule.from_saved(tmp_path / "scpn")
+        TopModule.from_saved(tmp_path / "scpn")
 
 
 def test_one_loader_warm_starts_an_encoder_on_both_sides(tmp_path):
@@ -143,7 +143,7 @@ def test_one_loader_warm_starts_an_encoder_on_both_sides(tmp_path):
 def test_fit_settings_read_a_stage_trainer_with_keys_the_base_lacks():
     from omegaconf import OmegaConf
 
-    from paraamr.top.train import fit_settings
+    from paraamr.training.seq2seq_train import fit_settings
 
     cfg = OmegaConf.create({
         "trainer": {"max_steps": 5},
@@ -166,7 +166,7 @@ def test_a_finished_top_stage_is_reused_only_under_its_training_settings(
     import json
 
     from paraamr.top.module import MODULE_FILE
-    from paraamr.top.train import TRAIN_FILE, fit_settings, train_seq2seq
+    from paraamr.training.seq2seq_train import TRAIN_FILE, fit_settings, train_seq2seq
 
     def forbidden(*a, **k):
         raise AssertionError("a finished model was trained again")
@@ -179,11 +179,11 @@ def test_a_finished_top_stage_is_reused_only_under_its_training_settings(
     record = {"role": "generator", "steps": 300, "settings": fit_settings(cfg, "generator")}
     (work / TRAIN_FILE).write_text(json.dumps(record))
     assert record["settings"]["max_steps"] == 300  # conf/top.yaml's generator
-    assert train_seq2seq(cfg, "generator", [], [], [], work) == record  # same settings: reused
+    assert train_seq2seq(cfg, "generator", [], [], work) == record  # same settings: reused
     other = compose_config("top", f"out_dir={tmp_path}", "stages.generator.trainer.max_steps=40",
                            "data.batch_size=4")  # fmt: skip
     with pytest.raises(ConfigError, match=r"'max_steps': \(300, 40\), 'batch_size': \(\d+, 4\)"):
-        train_seq2seq(other, "generator", [], [], [], work)
+        train_seq2seq(other, "generator", [], [], work)
 
 
 def test_a_record_older_than_frozen_blocks_is_checked_against_the_saved_model(
@@ -195,7 +195,7 @@ def test_a_record_older_than_frozen_blocks_is_checked_against_the_saved_model(
     import json
 
     from paraamr.amrlm.train import _direction_config
-    from paraamr.top.train import TRAIN_FILE, train_seq2seq
+    from paraamr.training.seq2seq_train import TRAIN_FILE, train_seq2seq
 
     monkeypatch.setattr("paraamr.training.fit.fit", lambda *a, **k: 1 / 0)
     cfg = _direction_config(compose_config("amr", f"out_dir={tmp_path}"), "generate")
@@ -205,6 +205,6 @@ def test_a_record_older_than_frozen_blocks_is_checked_against_the_saved_model(
     (work / "model" / "amr_module.json").write_text(json.dumps({"freeze_layers": 20}))
     (work / TRAIN_FILE).write_text(json.dumps({"role": "generator", "steps": 400}))
     with pytest.raises(ConfigError, match=r"'freeze_layers': \(20, 1\)"):
-        train_seq2seq(cfg, "generator", [], [], [], work)
+        train_seq2seq(cfg, "generator", [], [], work)
     (work / "model" / "amr_module.json").write_text(json.dumps({"freeze_layers": 1}))
-    assert train_seq2seq(cfg, "generator", [], [], [], work)["steps"] == 400  # reused
+    assert train_seq2seq(cfg, "generator", [], [], work)["steps"] == 400  # reused

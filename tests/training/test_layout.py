@@ -51,7 +51,7 @@ def test_padding_keeps_each_row_on_its_side(left):
 
 def test_the_modules_lay_batches_out_the_same_way(tiny_gpt2):
     """TOP's decoder-only module writes prompt + newline + answer + eos through the layout."""
-    from paraamr.top.module import Seq2SeqModule
+    from paraamr.training.seq2seq import Seq2SeqModule
 
     m = Seq2SeqModule(tiny_gpt2, arch="causal", max_source_length=16, max_target_length=16)
     sources, targets = ["a b c", "d"], ["x y", "z w v u"]

@@ -7,8 +7,7 @@ import random
 
 import pytest
 
-from paraamr.top.data import PairDataModule
-from paraamr.training.data import ListDataset, ResumableSampler, group_by_length
+from paraamr.training.data import ListDataset, PairDataModule, ResumableSampler, group_by_length
 
 
 def _zip(sources, targets):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from paraamr.scpn.repeats import RepeatedWordBlocker, answer_words, banned_next_words
+from paraamr.lms.repeats import RepeatedWordBlocker, answer_words, banned_next_words
 
 
 def test_answer_words_leave_out_labels_and_brackets():
