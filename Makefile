@@ -25,7 +25,7 @@ PYVER := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])
 LOCK = requirements/py$(PYVER)$(if $(ONLINE),-online).txt
 UNLOCKED ?=
 
-$(VENV)/.installed: pyproject.toml $(wildcard requirements/*)
+$(VENV)/.installed: pyproject.toml $(filter-out requirements/export.txt,$(wildcard requirements/*))
 	$(if $(UNLOCKED),,$(PYTHON) paraamr/lockfile.py check)
 	$(if $(UNLOCKED),,@test -f $(LOCK) || { echo "make setup: no lock $(LOCK) for Python $(PYVER); use make setup UNLOCKED=1" >&2; exit 2; })
 	$(PYTHON) -m venv $(VENV)
@@ -51,7 +51,18 @@ else
 endif
 	touch $@
 
-setup: $(VENV)/.installed ## create .venv and install exactly the lock of this Python (ONLINE=1: + paraamr[online]; UNLOCKED=1: newest in range)
+# The OpenVINO export environment (paraamr.lms.export): optimum-intel's exporter and the
+# transformers it pins, laid over .venv (a .pth file names .venv's site-packages after its own).
+EXPORT_ENV := $(VENV)/export
+$(EXPORT_ENV)/.installed: $(VENV)/.installed requirements/export.txt
+	rm -rf $(EXPORT_ENV) && $(PYTHON) -m venv $(EXPORT_ENV)
+	$(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))' > \
+		"$$($(EXPORT_ENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/zz_paraamr_venv.pth"
+	$(EXPORT_ENV)/bin/python -m pip install --quiet --require-hashes --no-deps -r requirements/export.txt
+	$(EXPORT_ENV)/bin/python -c 'import optimum.intel, transformers, torch, openvino; print("export environment: transformers", transformers.__version__, "over torch", torch.__version__)'
+	touch $@
+
+setup: $(VENV)/.installed $(EXPORT_ENV)/.installed ## create .venv and install exactly the lock of this Python, and its OpenVINO export environment (ONLINE=1: + paraamr[online]; UNLOCKED=1: newest in range)
 
 lock: ## recompile requirements/py3.*.txt from pyproject.toml with uv (versions kept where allowed; ARGS=--upgrade: newest)
 	@test -x $(VENV)/bin/uv || test -x .cache/uv/bin/uv || \

@@ -10,7 +10,7 @@ Tests use tiny random models in the same on-disk formats (:mod:`paraamr.testing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -207,13 +207,21 @@ def _decoding_extra(num_beams: int, loops: int | None = None) -> str:
     return (f",loops={loops}" if loops else "") + (f",beams={num_beams}" if num_beams > 1 else "")
 
 
+def _engine_label(engine: Mapping[str, Any]) -> str:
+    from paraamr.lms.engines import engine_label
+
+    return engine_label(engine)
+
+
 class TrainedStog:
     """Text → AMR with the parser trained here (:mod:`paraamr.amrlm`, ``DIR/parser/model``):
     length-sorted batches, decoding that writes only balanced graphs; ``parse`` returns PENMAN
     strings with ``# ::snt``, or ``None`` for an answer that does not deserialize (a reject at
     stage ``parse``). ``answer_cap``, ``stop_loops``, ``num_beams``: the decoding
     (:class:`paraamr.amrlm.module.AMRModule`); ``dtype``: its precision
-    (:meth:`~paraamr.amrlm.module.AMRModule.set_precision`; the signature names it unless fp32)."""
+    (:meth:`~paraamr.amrlm.module.AMRModule.set_precision`; the signature names it unless fp32);
+    ``engine``: what it decodes on (:mod:`paraamr.lms.engines`; the signature names it unless
+    ``hf``)."""
 
     def __init__(
         self,
@@ -224,17 +232,20 @@ class TrainedStog:
         stop_loops: int | None = None,
         num_beams: int = 1,
         dtype: str | None = None,
+        engine: Mapping[str, Any] | None = None,
     ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "parse", device)
         self.module.set_decoding(answer_cap, None, stop_loops=stop_loops, num_beams=num_beams)
         self.precision = self.module.set_precision(dtype, "stog.dtype")
+        self.engine = self.module.set_engine(engine, "stog.engine")
 
     def signature(self) -> str:
         from paraamr.amrlm.module import cap_label
 
         s = self.module.settings
         extra = _decoding_extra(s["num_beams"], loops=s["stop_loops"]) + _label(self.precision)
+        extra += _engine_label(self.engine)
         return f"amrlm-parser({Path(self.model_dir).name},cap={cap_label(s['answer_cap'])}{extra})"
 
     def parse(self, sentences: Sequence[str]) -> list[str | None]:
@@ -256,7 +267,7 @@ class TrainedGenerator:
     """AMR → text with the generator trained here (:mod:`paraamr.amrlm`,
     ``DIR/generator/model``): each one-line graph serialized from its top as in training,
     length-sorted batches; ``clipped`` when the graph was longer than the model reads.
-    ``dtype``: the precision, as :class:`TrainedStog`'s."""
+    ``dtype``, ``engine``: the precision and the engine, as :class:`TrainedStog`'s."""
 
     def __init__(
         self,
@@ -266,17 +277,20 @@ class TrainedGenerator:
         no_repeat_words: int | None = 4,
         num_beams: int = 1,
         dtype: str | None = None,
+        engine: Mapping[str, Any] | None = None,
     ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "generate", device)
         self.module.set_decoding(None, no_repeat_words, num_beams=num_beams)
         self.precision = self.module.set_precision(dtype, "generator.dtype")
+        self.engine = self.module.set_engine(engine, "generator.engine")
 
     def signature(self) -> str:
         n = self.module.settings["no_repeat_words"]
         form = self.module.settings.get("graph_form", "serialized")
         graph = "" if form == "serialized" else f",graph={form}"  # the default keeps old names
         extra = _decoding_extra(self.module.settings["num_beams"]) + _label(self.precision)
+        extra += _engine_label(self.engine)
         return f"amrlm-generator({Path(self.model_dir).name},no-repeat={n}{graph}{extra})"
 
     def generate(self, graphs: Sequence[str]) -> list[tuple[str, bool]]:

@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["greedy_compact", "plain_generation_config"]
+__all__ = ["greedy_compact", "plain_generation_config", "HFSteps"]
 
 # generation-config fields that add logits processors or stopping rules inside
 # ``model.generate``: where one is set, greedy_compact would not reproduce it
@@ -80,6 +80,40 @@ def _eos_ids(eos_token_id: int | Sequence[int] | None) -> list[int]:
     return [int(eos_token_id)] if isinstance(eos_token_id, int) else [int(e) for e in eos_token_id]
 
 
+class HFSteps:
+    """The decoding steps of a Hugging Face decoder-only model: the prompt's forward pass, then
+    one token per row with the key/value cache, finished rows dropped from the cache
+    (``Cache.batch_select_indices``)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name, self.last_only = _forward_names(model)
+        self.cache: Any = None
+
+    def first(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """The last position's logits of each prompt (left-padded)."""
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                         use_cache=True, **self.last_only)  # fmt: skip
+        self.cache = _cache_of(out)
+        return out.logits[:, -1, :].float()
+
+    def next(
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        positions: torch.Tensor,
+        keep: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """The logits after one more token per row; ``keep``: the rows of the previous step
+        that go on (``None``: all)."""
+        if keep is not None:
+            self.cache.batch_select_indices(keep)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                         use_cache=True, **self.last_only, **{self.name: self.cache})  # fmt: skip
+        self.cache = _cache_of(out)
+        return out.logits[:, -1, :].float()
+
+
 def _forward_names(model: Any) -> tuple[str, dict[str, int]]:
     """The forward argument that takes the key/value cache (``cache`` in transformers 5.2x,
     ``past_key_values`` before) and the one that keeps the last position's logits only."""
@@ -107,7 +141,9 @@ def greedy_compact(
     logits_processor: Sequence[Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = (),
 ) -> torch.Tensor:
     """Greedy answers of a decoder-only ``model`` to left-padded prompts, finished rows
-    dropped from the model's batch after each step.
+    dropped from the model's batch after each step. ``model``: a Hugging Face model, or an
+    engine's steps (``first`` / ``next`` as :class:`HFSteps`; the OpenVINO engine's
+    :class:`paraamr.lms.engines.OpenVINOSteps`).
 
     Returns ``(batch, prompt + steps)`` ids like ``model.generate``: the prompts, then each
     row's tokens up to and including its end token, then ``pad_token_id`` up to the longest.
@@ -118,15 +154,8 @@ def greedy_compact(
     mask = attention_mask.long()
     positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
     active = torch.arange(rows, device=input_ids.device)  # batch rows still in the model
-    name, last_only = _forward_names(model)
-    out = model(
-        input_ids=input_ids,
-        attention_mask=mask,
-        position_ids=positions,
-        use_cache=True,
-        **last_only,
-    )
-    cache, logits = _cache_of(out), out.logits[:, -1, :].float()
+    steps = model if hasattr(model, "first") and hasattr(model, "next") else HFSteps(model)
+    logits = steps.first(input_ids, mask, positions)
     last = positions[:, -1:]
     for n in range(max_new_tokens):
         scores = torch.zeros(rows, logits.shape[-1], dtype=logits.dtype, device=logits.device)
@@ -139,13 +168,11 @@ def greedy_compact(
         going = ~torch.isin(step[active], eos)
         if not bool(going.any()) or n == max_new_tokens - 1:
             break
+        keep = None
         if not bool(going.all()):
             keep = going.nonzero().squeeze(-1)
-            cache.batch_select_indices(keep)
             active, mask, last = active[keep], mask[keep], last[keep]
         mask = torch.cat([mask, mask.new_ones(mask.shape[0], 1)], dim=-1)
         last = last + 1
-        out = model(input_ids=seqs[active, -1:], attention_mask=mask, position_ids=last,
-                    use_cache=True, **last_only, **{name: cache})  # fmt: skip
-        cache, logits = _cache_of(out), out.logits[:, -1, :].float()
+        logits = steps.next(seqs[active, -1:], mask, last, keep)
     return seqs

@@ -64,6 +64,9 @@ class CondGenModule(pl.LightningModule):
         #: the training loss's denominator: ``None``, each batch's own answer tokens (the
         #: model's own ``loss``); a number, the same for every batch (``data.loss_norm: corpus``)
         self.loss_tokens: float | None = None
+        #: the forward passes of greedy decoding on another engine
+        #: (:class:`paraamr.lms.engines.OpenVINOSteps`); ``None``: this module's own model
+        self.engine_steps: Any = None
 
     # ------------------------------------------------------------------ task hooks
     def optimizer_settings(self) -> dict[str, Any]:
@@ -147,18 +150,26 @@ class CondGenModule(pl.LightningModule):
         ids only (a decoder-only model's prompt columns cut off).
 
         Greedy search on a decoder-only model runs :func:`paraamr.lms.greedy.greedy_compact`
-        (the same tokens; finished rows leave the batch), everything else ``model.generate``."""
+        (the same tokens; finished rows leave the batch), on :attr:`engine_steps` where set;
+        everything else ``model.generate``."""
+        from paraamr.errors import ConfigError
+
+        compact = "attention_mask" in batch and self._compact_greedy(kwargs)
+        if self.engine_steps is not None and not compact:
+            raise ConfigError(f"engine {type(self.engine_steps).__name__} decodes greedily only "
+                              f"(asked: {sorted(kwargs)}); use the hf engine")  # fmt: skip
         was = self.training
         self.eval()
         try:
             batch = {k: v.to(self.device) for k, v in batch.items()}
-            if "attention_mask" in batch and self._compact_greedy(kwargs):
+            if compact:
                 from paraamr.lms.greedy import greedy_compact
 
                 cfg = self.model.generation_config
                 eos = cfg.eos_token_id
                 pad = cfg.pad_token_id if cfg.pad_token_id is not None else _first(eos)
-                out = greedy_compact(self.model, batch["input_ids"], batch["attention_mask"],
+                model = self.engine_steps if self.engine_steps is not None else self.model
+                out = greedy_compact(model, batch["input_ids"], batch["attention_mask"],
                                      int(kwargs["max_new_tokens"]), eos, pad,
                                      kwargs.get("logits_processor") or ())  # fmt: skip
             else:

@@ -323,6 +323,26 @@ class Seq2SeqModule(CondGenModule):
         out = self.generate_ids(batch, **kwargs)
         return [decode_ids(self.tokenizer, ids) for ids in out]
 
+    def set_engine(self, engine: dict[str, Any] | None, what: str = "engine") -> dict[str, Any]:
+        """Decode greedily on ``engine`` (:func:`paraamr.lms.engines.check_engine`): ``hf``,
+        this module's own model; ``openvino``, the OpenVINO IR of the saved model this module
+        was loaded from (exported once, :func:`paraamr.lms.export.openvino_ir`). Returns the
+        checked settings."""
+        from paraamr.lms.engines import OpenVINOSteps, check_engine
+
+        e = check_engine(engine, what)
+        self.engine_steps = None
+        if e["name"] == "openvino":
+            from paraamr.lms.export import openvino_ir
+
+            self.require_causal(f"{what}.name=openvino")
+            saved = Path(str(self.settings["model_name_or_path"]))
+            if not (saved / self.sidecar).is_file():
+                raise ConfigError(f"{what}.name=openvino decodes a saved model; {saved} is none "
+                                  f"(no {self.sidecar})")  # fmt: skip
+            self.engine_steps = OpenVINOSteps(openvino_ir(saved), e["precision"], e["threads"])
+        return e
+
     # ---------------------------------------------------------------- files
     def save(self, out_dir: str | Path) -> Path:
         """``save_pretrained`` of model and tokenizer + the sidecar (:attr:`sidecar`)."""

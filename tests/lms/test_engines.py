@@ -1,0 +1,178 @@
+"""The OpenVINO engine against PyTorch on tiny models saved as the AMR models are: the same
+greedy answers under the parser's constraints and the generator's no-repeat rule, the export
+made once per weights and exporter, and one-line errors for a missing environment, a failed
+export and a broken export folder. An export runs optimum-intel in its own process (~30 s on
+a 2-core CPU, a tiny model too), so the tests that export are slow but one: the answers of a
+tiny Llama, SmolLM2's architecture."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from paraamr.errors import ConfigError
+from paraamr.lms.engines import check_engine, engine_label
+from paraamr.lms.export import ExportError, export_python, openvino_ir
+
+pytestmark = pytest.mark.skipif(
+    not export_python().is_file(), reason="no OpenVINO export environment (make setup)"
+)
+
+SENTENCES = [
+    "the boy wants to go .",
+    "she said that he would come home late tonight",
+    "no",
+    "why did the cat sit on the mat ?",
+    "it rains",
+    "a very long sentence about many things that happen in a small town by the sea",
+]
+
+
+def _tiny_llama(path: Path, tokenizer_dir: str, seed: int = 0) -> str:
+    """A tiny Llama (SmolLM2's architecture) beside the tiny GPT-2's tokenizer."""
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    tok = AutoTokenizer.from_pretrained(tokenizer_dir)
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                      num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                      max_position_embeddings=256, bos_token_id=tok.bos_token_id,
+                      eos_token_id=tok.eos_token_id)  # fmt: skip
+    LlamaForCausalLM(cfg).save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="module", params=["llama", pytest.param("gpt2", marks=pytest.mark.slow)])
+def saved_amr(request, tiny_gpt2, tmp_path_factory):
+    """A tiny parser and generator saved as ``make amr-model`` saves them."""
+    from paraamr.amrlm.module import AMRModule
+
+    root = tmp_path_factory.mktemp(f"amr-{request.param}")
+    base = tiny_gpt2 if request.param == "gpt2" else _tiny_llama(root / "base", tiny_gpt2)
+    for direction, role in (("parse", "parser"), ("generate", "generator")):
+        m = AMRModule(direction=direction, model_name_or_path=base, max_source_length=48,
+                      max_target_length=40, warmup_steps=0)  # fmt: skip
+        m.save(root / role / "model")
+    return root
+
+
+def _answers(module, prompts, engine):
+    from paraamr.lms.answers import answers
+
+    module.set_engine(engine)
+    return answers(module, prompts, batch_size=4, progress=False)
+
+
+def test_openvino_answers_equal_pytorch_under_the_constraints(saved_amr):
+    from paraamr.amr.serialize import deserialize
+    from paraamr.amrlm.module import AMRModule
+
+    parser = AMRModule.from_saved(saved_amr / "parser" / "model")
+    parser.set_decoding([2.0, 4.0], None)  # a tight answer cap: graphs closed early
+    hf = _answers(parser, SENTENCES, {"name": "hf"})
+    ov = _answers(parser, SENTENCES, {"name": "openvino", "threads": 1})
+    assert ov == hf
+    assert all(deserialize(a) is not None or a.count("(") == a.count(")") for a in ov)
+
+    gen = AMRModule.from_saved(saved_amr / "generator" / "model")
+    gen.set_decoding(None, 2)  # no word bigram twice
+    prompts = ["( want-01 :ARG0 ( boy ) :ARG1 ( go-02 :ARG0 boy ) )", "( rain-01 )"] * 2
+    assert _answers(gen, prompts, {"name": "openvino"}) == _answers(gen, prompts, {"name": "hf"})
+
+
+@pytest.mark.slow
+def test_the_export_is_made_once_per_weights_and_again_when_they_change(saved_amr, tmp_path):
+    import shutil
+
+    from paraamr.amrlm.module import AMRModule
+
+    model = tmp_path / "model"
+    shutil.copytree(
+        saved_amr / "parser" / "model", model, ignore=shutil.ignore_patterns("openvino")
+    )
+    first = openvino_ir(model)
+    record = json.loads((first / "export.json").read_text())
+    stamp = (first / "openvino_model.xml").stat().st_mtime_ns
+    assert openvino_ir(model) == first  # reused: not exported again
+    assert (first / "openvino_model.xml").stat().st_mtime_ns == stamp
+    assert record["versions"]["optimum-intel"] and record["model_dir"] == str(model)
+    m = AMRModule.from_saved(model)
+    with torch.no_grad():
+        m.model.get_input_embeddings().weight.mul_(1.5)
+    m.save(model)  # trained again: other weights
+    second = openvino_ir(model)
+    assert second != first and second.parent == first.parent
+    assert sorted(p.name for p in first.parent.iterdir() if p.is_dir()) == sorted(
+        [first.name, second.name]
+    )
+
+
+def test_a_missing_environment_is_one_line_naming_make_setup(saved_amr, monkeypatch):
+    from paraamr.lms import export
+
+    export.exporter_versions.cache_clear()
+    monkeypatch.setenv("PARAAMR_EXPORT_PYTHON", "/nonexistent/export/bin/python")
+    with pytest.raises(ExportError) as e:
+        openvino_ir(saved_amr / "parser" / "model")
+    assert len(str(e.value).splitlines()) == 1 and "make setup" in str(e.value)
+
+
+@pytest.mark.slow
+def test_a_failed_export_is_one_line_naming_the_folder_and_the_log(tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    (bad / "model.safetensors").write_bytes(b"not weights")
+    with pytest.raises(ExportError) as e:
+        openvino_ir(bad)
+    msg = str(e.value)
+    assert len(msg.splitlines()) == 1 and msg.startswith(f"{bad}: OpenVINO export failed")
+    log = Path(msg.rsplit("log: ", 1)[1])
+    assert log.is_file() and log.stat().st_size > 0
+    assert not list((bad / "openvino").glob("*/export.json"))  # nothing left that looks done
+
+
+def test_a_broken_export_folder_is_one_line(tmp_path):
+    from paraamr.lms.engines import OpenVINOSteps
+
+    with pytest.raises(ExportError, match="no openvino_model.xml"):
+        OpenVINOSteps(tmp_path)
+    (tmp_path / "openvino_model.xml").write_text("<net>")
+    with pytest.raises(ExportError, match="OpenVINO cannot load it") as e:
+        OpenVINOSteps(tmp_path)
+    assert len(str(e.value).splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_openvino_decodes_greedily_only(saved_amr):
+    from paraamr.amrlm.module import AMRModule
+
+    m = AMRModule.from_saved(saved_amr / "parser" / "model")
+    m.set_decoding(None, None, num_beams=2)
+    m.set_engine({"name": "openvino"})
+    with pytest.raises(ConfigError, match="decodes greedily only"):
+        m.generate(["a b"])
+
+
+def test_engine_settings_are_checked():
+    with pytest.raises(ConfigError, match="engine.name must be one of"):
+        check_engine({"name": "vllm"})
+    with pytest.raises(ConfigError, match="bf16 with one thread"):
+        check_engine({"name": "openvino", "precision": "bf16", "threads": 1})
+    with pytest.raises(ConfigError, match="precision must be one of"):
+        check_engine({"name": "openvino", "precision": "int4"})
+    assert engine_label(None) == engine_label({"name": "hf", "precision": "bf16"}) == ""
+
+
+@pytest.mark.slow
+def test_the_engine_is_named_in_the_builder_signatures(saved_amr):
+    from paraamr.builder.models import TrainedGenerator, TrainedStog
+
+    for cls in (TrainedStog, TrainedGenerator):
+        hf = cls(str(saved_amr)).signature()
+        ov = cls(str(saved_amr), engine={"name": "openvino"}).signature()
+        assert "engine" not in hf and ov == hf[:-1] + ",engine=openvino-f32)"
