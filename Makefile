@@ -276,6 +276,10 @@ bench-lm: setup ## perplexity scoring: sentences per batch vs a token budget, Sm
 	$(PY) benchmarks/bench_lm.py --out results/bench/lm.json $(ARGS)
 .PHONY: bench-lm
 
+bench-engines: setup ## the trained AMR models (AMR_MODEL) on hf vs openvino f32 / bf16: items/s, answers identical to hf, side by side
+	$(PY) benchmarks/bench_engines.py --amr-model $(AMR_MODEL) --out results/bench/engines.json $(ARGS)
+.PHONY: bench-engines
+
 bench-decode: setup ## greedy decoding of the trained AMR models (AMR_MODEL): model.generate vs finished rows dropped, batch 16 and 64, answers compared
 	$(PY) benchmarks/bench_decode.py --amr-model $(AMR_MODEL) --out results/bench/decode.json $(ARGS)
 .PHONY: bench-decode

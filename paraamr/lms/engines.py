@@ -8,8 +8,9 @@ forward passes differ. ``openvino`` runs greedy decoding only (beam search stays
 
 Settings (``conf/engine/``): ``name`` (``hf`` | ``openvino``), ``precision`` (``f32`` |
 ``bf16``: OpenVINO's inference precision hint) and ``threads`` (``null``: OpenVINO's default).
-OpenVINO 2026.4.1 stops with a floating-point exception on bf16 with one inference thread on a
-2-core Xeon with AMX, so that pair is refused.
+OpenVINO 2026.4.1 stops the process with a floating-point exception on bf16 when it runs on one
+core (one inference thread, or a process pinned to one core) on a 2-core Xeon with AMX, so bf16
+on fewer than two cores is refused.
 
 >>> engine_label({"name": "hf"}), engine_label({"name": "openvino", "precision": "bf16"})
 ('', ',engine=openvino-bf16')
@@ -17,6 +18,7 @@ OpenVINO 2026.4.1 stops with a floating-point exception on bf16 with one inferen
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -49,7 +51,7 @@ def check_engine(engine: Mapping[str, Any] | None, what: str = "engine") -> dict
     if e["threads"] is not None and int(e["threads"]) < 1:
         raise ConfigError(f"{what}.threads must be >= 1 or null, got {e['threads']!r}")
     if e["name"] == "openvino" and e["precision"] == "bf16" and e["threads"] == 1:
-        raise ConfigError(f"{what}: OpenVINO bf16 with one thread stops with a floating-point "
+        raise ConfigError(f"{what}: OpenVINO bf16 on one thread stops with a floating-point "
                           "exception; use threads >= 2 or precision f32")  # fmt: skip
     return {k: e[k] for k in ("name", "precision", "threads")}
 
@@ -76,6 +78,11 @@ class OpenVINOSteps:
 
         from paraamr.lms.export import IR_FILE, ExportError
 
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        if precision == "bf16" and min(int(threads or cores or 1), cores or 1) < 2:
+            raise ConfigError("engine: OpenVINO bf16 on one core stops with a floating-point "
+                              f"exception ({cores} core(s) this process may use, threads "
+                              f"{threads}); use precision f32")  # fmt: skip
         xml = Path(folder) / IR_FILE
         if not xml.is_file():
             raise ExportError(f"{folder}: no {IR_FILE} (export it again: delete the folder)")

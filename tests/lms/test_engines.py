@@ -161,7 +161,7 @@ def test_openvino_decodes_greedily_only(saved_amr):
 def test_engine_settings_are_checked():
     with pytest.raises(ConfigError, match="engine.name must be one of"):
         check_engine({"name": "vllm"})
-    with pytest.raises(ConfigError, match="bf16 with one thread"):
+    with pytest.raises(ConfigError, match="bf16 on one thread"):
         check_engine({"name": "openvino", "precision": "bf16", "threads": 1})
     with pytest.raises(ConfigError, match="precision must be one of"):
         check_engine({"name": "openvino", "precision": "int4"})
@@ -176,3 +176,14 @@ def test_the_engine_is_named_in_the_builder_signatures(saved_amr):
         hf = cls(str(saved_amr)).signature()
         ov = cls(str(saved_amr), engine={"name": "openvino"}).signature()
         assert "engine" not in hf and ov == hf[:-1] + ",engine=openvino-f32)"
+
+
+def test_bf16_on_one_core_is_refused_before_openvino_runs(tmp_path, monkeypatch):
+    """OpenVINO 2026.4.1 kills the process (SIGFPE) on bf16 on one core: refused, not run."""
+    import os
+
+    from paraamr.lms.engines import OpenVINOSteps
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    with pytest.raises(ConfigError, match="bf16 on one core"):
+        OpenVINOSteps(tmp_path, precision="bf16", threads=2)
