@@ -161,8 +161,12 @@ def dev_keys(keys: np.ndarray, n: int, seed: int) -> set[int]:
     ...     dev_keys(np.arange(10, dtype=np.uint64), 3, 0))
     True
     """
-    if n > len(keys):
-        raise ConfigError(f"policy.dev_sources={n} but the corpora share only {len(keys)} sources")
+    if n and n >= len(keys):
+        raise ConfigError(
+            f"policy.dev_sources={n} holds out every source the corpora share ({len(keys)}), "
+            f"leaving none to train on: set it below {len(keys)} (make compare "
+            f"COMPARE_ARGS=policy.dev_sources=N) or build from more sentences"
+        )
     rng = np.random.default_rng(seed)
     return {int(k) for k in rng.choice(keys, size=n, replace=False)} if n else set()
 

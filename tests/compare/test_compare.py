@@ -212,6 +212,22 @@ def test_derangements_have_no_fixed_point():
         assert sorted(perm) == list(range(n)) and all(perm[i] != i for i in range(n))
 
 
+@pytest.mark.parametrize("n", [12, 50])
+def test_holding_out_every_shared_source_is_refused_with_the_setting_to_change(n):
+    """12 shared sources (a user's small build) and the default 50 dev sources, or all 12:
+    nothing would be left to train on; the message names the setting and how to pass it."""
+    import numpy as np
+
+    from paraamr.compare.sets import dev_keys
+
+    keys = np.arange(12, dtype=np.uint64)
+    with pytest.raises(ConfigError) as e:
+        dev_keys(keys, n, 0)
+    msg = str(e.value)
+    assert f"policy.dev_sources={n}" in msg and "(12)" in msg and "COMPARE_ARGS" in msg
+    assert len(dev_keys(keys, 11, 0)) == 11 and dev_keys(keys, 0, 0) == set()
+
+
 def _cfg(three, out, **policy):
     return {
         "out_dir": str(out),
