@@ -432,6 +432,27 @@ def test_amr_with_a_missing_model_says_how_to_get_one_before_torch_loads(tmp_pat
     assert len(err.splitlines()) == 1 and "no such model dir" in err and "make amr-model" in err
 
 
+def test_amr_generate_with_no_graph_that_decodes_stops_before_torch_loads(tmp_path):
+    """A file of broken graphs is one line naming its first bad block, before the model (and
+    torch) load; it took 11.5 s to load the model for nothing before."""
+    from paraamr.amrlm import AMR_MODULE_FILE
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / AMR_MODULE_FILE).write_text("{}")  # a model folder that would load only later
+    bad = tmp_path / "g.amr"
+    bad.write_text("(a / b\n")
+    code = (
+        "import sys\nfrom paraamr.cli import main\n"
+        f"try: main(['amr', 'generate', '--model', {str(model)!r}, '--input', {str(bad)!r}])\n"
+        "except SystemExit as e: print('exit', e.code)\nprint('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split() == ["exit", "2", "False"], out.stderr
+    err = out.stderr.strip()
+    assert len(err.splitlines()) == 1 and f"{bad}: none of its 1 graphs decodes" in err
+
+
 def test_metric_prints_percent_as_score_does_never_e_notation(tmp_path, capsys):
     """BLEU and IoU per line in percent, two decimals (score and Table 2 report 100 minus them):
     by hand, a pair against itself is BLEU 100 and IoU 100; 'a dog barks loudly .' against

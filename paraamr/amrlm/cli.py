@@ -111,6 +111,9 @@ def run_amr(a: argparse.Namespace) -> None:
             print("\n\n".join(blocks))
     else:
         blocks = read_graph_blocks(text, a.on_error, name)
+        if not any(b.graph is not None for b in blocks):  # nothing to generate: no model
+            first = f"; first: {name}:{blocks[0].line}" if blocks else ""
+            raise InputError(f"{name}: none of its {len(blocks)} graphs decodes{first}")
         module = _load(where, a.num_beams, a.dtype)
         for sentence in generate_blocks(module, blocks, a.batch_size, name, a.progress):
             print(sentence)
