@@ -66,6 +66,10 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
         c.add_argument("--dtype", default=None, choices=("fp32", "bf16", "auto"), metavar="P",
                        help="precision of the decoding: fp32 (default), bf16 (bf16 weights), "
                        "auto (bf16 where native)")  # fmt: skip
+        c.add_argument("--engine", default="hf", choices=("hf", "openvino", "openvino-bf16"),
+                       metavar="E", help="what decodes: hf (PyTorch, the default), openvino "
+                       "(the model's OpenVINO IR, exported once beside it; greedy only), "
+                       "openvino-bf16 (the same in bf16; two cores or more)")  # fmt: skip
     cmds.choices["parse"].add_argument(
         "--output", default=None, metavar="FILE",
         help="write the graphs here chunk by chunk (a rerun after a kill continues) instead "
@@ -100,13 +104,14 @@ def run_amr(a: argparse.Namespace) -> None:
     if direction == "parse":
         lines = text.splitlines()
         if a.output:
-            res = parse_to_file(_load(where, a.num_beams, a.dtype), lines, a.output, a.batch_size,
-                                a.on_error, name, a.progress)  # fmt: skip
+            module = _load(where, a.num_beams, a.dtype, a.engine)
+            res = parse_to_file(module, lines, a.output, a.batch_size, a.on_error, name,
+                                a.progress)  # fmt: skip
             if res["resumed"]:
                 print(f"amr parse: {a.output} held {res['resumed']} of {res['lines']} graphs; "
                       f"parsed the other {res['parsed']}", file=sys.stderr)  # fmt: skip
         else:
-            module = _load(where, a.num_beams, a.dtype)
+            module = _load(where, a.num_beams, a.dtype, a.engine)
             blocks = parse_lines(module, lines, a.batch_size, a.on_error, name, a.progress)
             print("\n\n".join(blocks))
     else:
@@ -114,13 +119,15 @@ def run_amr(a: argparse.Namespace) -> None:
         if not any(b.graph is not None for b in blocks):  # nothing to generate: no model
             first = f"; first: {name}:{blocks[0].line}" if blocks else ""
             raise InputError(f"{name}: none of its {len(blocks)} graphs decodes{first}")
-        module = _load(where, a.num_beams, a.dtype)
+        module = _load(where, a.num_beams, a.dtype, a.engine)
         for sentence in generate_blocks(module, blocks, a.batch_size, name, a.progress):
             print(sentence)
 
 
-def _load(where: Path, num_beams: int | None = None, dtype: str | None = None) -> Any:
-    """The saved module, decoding with ``num_beams`` beams where given, in ``dtype``."""
+def _load(where: Path, num_beams: int | None = None, dtype: str | None = None,
+          engine: str = "hf") -> Any:  # fmt: skip
+    """The saved module, decoding with ``num_beams`` beams where given, in ``dtype``, on
+    ``engine`` (``hf``, ``openvino``, ``openvino-bf16``: :mod:`paraamr.lms.engines`)."""
     from transformers.utils import logging as hf_logging
 
     from paraamr.amrlm.module import AMRModule
@@ -132,6 +139,8 @@ def _load(where: Path, num_beams: int | None = None, dtype: str | None = None) -
         module.set_decoding(s["answer_cap"], s["no_repeat_words"], stop_loops=s.get("stop_loops"),
                             num_beams=num_beams)  # fmt: skip
     module.set_precision(dtype, "--dtype")
+    name, _, precision = engine.partition("-")
+    module.set_engine({"name": name, "precision": precision or "f32"}, "--engine")
     return module
 
 

@@ -95,13 +95,13 @@ def test_graphs_with_a_repeated_edge_are_counted_not_warned_about(tmp_path, monk
     from paraamr.amrlm import cli
 
     monkeypatch.setattr(cli, "model_dir", lambda path, direction: tmp_path)
-    monkeypatch.setattr(cli, "_load", lambda where, num_beams=None, dtype=None: RepeatingParser())
+    monkeypatch.setattr(cli, "_load", lambda where, *settings: RepeatingParser())
     source = tmp_path / "s.txt"
     source.write_text("\n".join(LINES) + "\n")
     out = ["--output", str(tmp_path / "g.amr")] if to_file else []
     cli.run_amr(cli.argparse.Namespace(amr_cmd="parse", model="m", input=str(source),
                                        batch_size=4, on_error="skip", progress=False,
-                                       num_beams=None, dtype=None,
+                                       num_beams=None, dtype=None, engine="hf",
                                        output=out[1] if out else None))  # fmt: skip
     err = capsys.readouterr().err
     assert "2 of 7 graphs state an edge twice" in err

@@ -187,3 +187,16 @@ def test_bf16_on_one_core_is_refused_before_openvino_runs(tmp_path, monkeypatch)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     with pytest.raises(ConfigError, match="bf16 on one core"):
         OpenVINOSteps(tmp_path, precision="bf16", threads=2)
+
+
+@pytest.mark.slow
+def test_amr_parse_on_openvino_writes_what_pytorch_writes(saved_amr, tmp_path, capsys):
+    from paraamr.cli import main
+
+    src = tmp_path / "s.txt"
+    src.write_text("\n".join(SENTENCES) + "\n")
+    outs = []
+    for engine in ("hf", "openvino"):
+        main(["amr", "parse", "--model", str(saved_amr), "--input", str(src), "--engine", engine])
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] and outs[0].count("# ::snt") == len(SENTENCES)
