@@ -137,6 +137,19 @@ def test_no_stage_imports_another_stage_but_a_declared_consumer():
     assert stage_imports(imports) == []
 
 
+def test_no_shared_layer_imports_a_stage():
+    """The shared layers sit below every stage: a stage's module imported there would make the
+    other stages depend on it."""
+    bad = [
+        f"paraamr/{rel}: {m}"
+        for rel, _ in _modules()
+        if rel.parts[0] in SHARED
+        for m in sorted(_imports(PKG / rel))
+        if _top(m) in STAGES
+    ]
+    assert bad == []
+
+
 @pytest.mark.parametrize(("rel", "layer"), list(_modules()), ids=lambda x: str(x))
 def test_no_module_imports_by_a_name_this_test_cannot_read(rel, layer):
     """An import by a computed name would be an arrow the layer and cycle checks cannot see."""

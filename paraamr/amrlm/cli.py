@@ -38,7 +38,6 @@ __all__ = ["add_amr_parser", "run_amr", "parse_lines", "parse_to_file", "resume_
            "report_clipped"]  # fmt: skip
 
 
-
 def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``amr parse`` / ``amr generate`` to the ``paraamr`` subcommands."""
     p = sub.add_parser("amr", help="AMR models trained here: parse sentences, generate from graphs",
@@ -66,8 +65,9 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
         c.add_argument("--dtype", default=None, choices=("fp32", "bf16", "auto"), metavar="P",
                        help="precision of the decoding: fp32 (default), bf16 (bf16 weights), "
                        "auto (bf16 where native)")  # fmt: skip
-        c.add_argument("--engine", default="hf", choices=("hf", "openvino", "openvino-bf16"),
-                       metavar="E", help="what decodes: hf (PyTorch, the default), openvino "
+        engines = ("hf", "openvino", "openvino-f32", "openvino-bf16")
+        c.add_argument("--engine", default="hf", choices=engines, metavar="E",
+                       help="what decodes: hf (PyTorch, the default), openvino or openvino-f32 "
                        "(the model's OpenVINO IR, exported once beside it; greedy only), "
                        "openvino-bf16 (the same in bf16; two cores or more)")  # fmt: skip
     cmds.choices["parse"].add_argument(

@@ -13,7 +13,7 @@ exporter, gets a new folder; the same ones reuse it. ``export.json`` there recor
 versions, the command and the seconds it took.
 
 >>> export_key("ab" * 32, {"optimum-intel": "2.2.0", "transformers": "5.5.4", "openvino": "1"})
-'62d9a0ae5cb0'
+'e062a106ff33'
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ log = logging.getLogger(__name__)
 IR_FILE = "openvino_model.xml"
 RECORD = "export.json"
 #: the packages whose versions shape the exported graph
-EXPORTER_PACKAGES = ("optimum-intel", "optimum", "transformers", "openvino")
+EXPORTER_PACKAGES = ("optimum-intel", "optimum", "transformers", "openvino", "torch")
+#: how the graph is exported (in the key: another task or format is another graph)
+EXPORT_ARGS = ("--task", "text-generation-with-past", "--weight-format", "fp32")
 #: the model files the graph is made from (the tokenizer is not in it: prompts are tokenized
 #: by the Hugging Face tokenizer in this process)
 WEIGHT_FILES = ("config.json", "model.safetensors", "pytorch_model.bin")
@@ -98,8 +100,8 @@ def weights_digest(model_dir: str | Path) -> str:
 
 
 def export_key(digest: str, versions: dict[str, str]) -> str:
-    """12 hex digits naming the weights and the exporter."""
-    text = json.dumps([digest, sorted(versions.items())])
+    """12 hex digits naming the weights, the exporter's versions and its options."""
+    text = json.dumps([digest, sorted(versions.items()), list(EXPORT_ARGS)])
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -114,21 +116,20 @@ def openvino_ir(model_dir: str | Path, python: str | Path | None = None) -> Path
     out = model_dir / "openvino" / key
     if (out / RECORD).is_file() and (out / IR_FILE).is_file():
         return out
-    if out.exists():  # an export that did not finish: its record is missing
-        shutil.rmtree(out)
-    part = out.with_name(key + ".part")
+    # a folder of this process's own: two processes exporting one model never share one
+    part = out.with_name(f"{key}.part-{os.getpid()}")
     shutil.rmtree(part, ignore_errors=True)
     part.parent.mkdir(parents=True, exist_ok=True)
-    logfile = out.with_name(key + ".log")
-    cli = str(Path(python).with_name("optimum-cli"))
-    cmd = [cli, "export", "openvino", "--model", str(model_dir), "--task",
-           "text-generation-with-past", "--weight-format", "fp32", str(part)]  # fmt: skip
+    logfile = out.with_name(f"{key}.log")
+    cmd = [python, "-m", "optimum.commands.optimum_cli", "export", "openvino", "--model",
+           str(model_dir), *EXPORT_ARGS, str(part)]  # fmt: skip
     log.info("exporting %s to OpenVINO (once; %s)", model_dir, out)
     t0 = time.perf_counter()
     with logfile.open("w", encoding="utf-8") as fh:
         done = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT,
                               env={**os.environ, "HF_HUB_OFFLINE": "1"})  # fmt: skip
     if done.returncode != 0 or not (part / IR_FILE).is_file():
+        shutil.rmtree(part, ignore_errors=True)
         lines = logfile.read_text(encoding="utf-8", errors="replace").strip().splitlines()
         last = lines[-1] if lines else "no output"
         raise ExportError(
@@ -137,5 +138,12 @@ def openvino_ir(model_dir: str | Path, python: str | Path | None = None) -> Path
     record = {"key": key, "model_dir": str(model_dir), "versions": versions, "command": cmd,
               "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
     (part / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    part.rename(out)
+    if out.exists() and not (out / RECORD).is_file():  # an export that did not finish
+        shutil.rmtree(out)
+    try:
+        part.rename(out)
+    except OSError:  # another process finished the same export first: keep its folder
+        shutil.rmtree(part, ignore_errors=True)
+        if not (out / RECORD).is_file():
+            raise
     return out

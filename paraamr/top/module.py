@@ -84,6 +84,7 @@ class TopModule(Seq2SeqModule):
     def __init__(
         self,
         model_name_or_path: str = "minilm",
+        *,
         labels: Sequence[str] = (),
         add_label_tokens: bool | str = "auto",
         constrained: bool = False,

@@ -336,6 +336,23 @@ class Seq2SeqModule(CondGenModule):
             from paraamr.lms.export import openvino_ir
 
             self.require_causal(f"{what}.name=openvino")
+            if int(self.settings.get("num_beams") or 1) > 1:
+                raise ConfigError(
+                    f"{what}.name=openvino decodes greedily only; "
+                    f"num_beams={self.settings['num_beams']} needs the hf engine"
+                )
+            if self.device.type != "cpu":
+                raise ConfigError(
+                    f"{what}.name=openvino runs on the CPU; the module is on "
+                    f"{self.device} (use the hf engine there)"
+                )
+            precision = getattr(self, "inference_precision", None)
+            if precision is not None and precision.weights != "fp32":
+                raise ConfigError(
+                    f"{what}.name=openvino decodes the saved fp32 weights: its "
+                    f"precision is {what}.precision, not dtype "
+                    f"{precision.weights}"
+                )
             saved = Path(str(self.settings["model_name_or_path"]))
             if not (saved / self.sidecar).is_file():
                 raise ConfigError(f"{what}.name=openvino decodes a saved model; {saved} is none "

@@ -17,7 +17,7 @@ from paraamr.errors import ConfigError
 from paraamr.lms.engines import check_engine, engine_label
 from paraamr.lms.export import ExportError, export_python, openvino_ir
 
-pytestmark = pytest.mark.skipif(
+needs_export = pytest.mark.skipif(
     not export_python().is_file(), reason="no OpenVINO export environment (make setup)"
 )
 
@@ -67,6 +67,7 @@ def _answers(module, prompts, engine):
     return answers(module, prompts, batch_size=4, progress=False)
 
 
+@needs_export
 def test_openvino_answers_equal_pytorch_under_the_constraints(saved_amr):
     from paraamr.amr.serialize import deserialize
     from paraamr.amrlm.module import AMRModule
@@ -85,6 +86,7 @@ def test_openvino_answers_equal_pytorch_under_the_constraints(saved_amr):
 
 
 @pytest.mark.slow
+@needs_export
 def test_the_export_is_made_once_per_weights_and_again_when_they_change(saved_amr, tmp_path):
     import shutil
 
@@ -111,6 +113,7 @@ def test_the_export_is_made_once_per_weights_and_again_when_they_change(saved_am
     )
 
 
+@needs_export
 def test_a_missing_environment_is_one_line_naming_make_setup(saved_amr, monkeypatch):
     from paraamr.lms import export
 
@@ -122,6 +125,7 @@ def test_a_missing_environment_is_one_line_naming_make_setup(saved_amr, monkeypa
 
 
 @pytest.mark.slow
+@needs_export
 def test_a_failed_export_is_one_line_naming_the_folder_and_the_log(tmp_path):
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -148,14 +152,22 @@ def test_a_broken_export_folder_is_one_line(tmp_path):
 
 
 @pytest.mark.slow
+@needs_export
 def test_openvino_decodes_greedily_only(saved_amr):
     from paraamr.amrlm.module import AMRModule
 
     m = AMRModule.from_saved(saved_amr / "parser" / "model")
     m.set_decoding(None, None, num_beams=2)
+    with pytest.raises(ConfigError, match="greedily only; num_beams=2"):
+        m.set_engine({"name": "openvino"})  # before any export
+    m.set_decoding(None, None)
     m.set_engine({"name": "openvino"})
     with pytest.raises(ConfigError, match="decodes greedily only"):
-        m.generate(["a b"])
+        m.generate(["a b"], num_beams=2)  # one call's beams
+    m.set_engine({"name": "hf"})
+    m.set_precision("bf16")
+    with pytest.raises(ConfigError, match="decodes the saved fp32 weights"):
+        m.set_engine({"name": "openvino"})
 
 
 def test_engine_settings_are_checked():
@@ -169,6 +181,7 @@ def test_engine_settings_are_checked():
 
 
 @pytest.mark.slow
+@needs_export
 def test_the_engine_is_named_in_the_builder_signatures(saved_amr):
     from paraamr.builder.models import TrainedGenerator, TrainedStog
 
@@ -190,6 +203,7 @@ def test_bf16_on_one_core_is_refused_before_openvino_runs(tmp_path, monkeypatch)
 
 
 @pytest.mark.slow
+@needs_export
 def test_amr_parse_on_openvino_writes_what_pytorch_writes(saved_amr, tmp_path, capsys):
     from paraamr.cli import main
 
