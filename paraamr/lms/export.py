@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from paraamr.errors import DataNotFoundError, ParaAMRError
+from paraamr.utils import write_json_atomic
 
 __all__ = [
     "ExportError",
@@ -137,7 +138,7 @@ def openvino_ir(model_dir: str | Path, python: str | Path | None = None) -> Path
         )
     record = {"key": key, "model_dir": str(model_dir), "versions": versions, "command": cmd,
               "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
-    (part / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    write_json_atomic(part / RECORD, record, sort_keys=False)
     if out.exists() and not (out / RECORD).is_file():  # an export that did not finish
         shutil.rmtree(out)
     try:
