@@ -250,22 +250,15 @@ class Seq2SeqModule(CondGenModule):
         s = self.settings
         if self.arch == "causal":
             return self._causal_batch(sources, targets)
-        enc = self.tokenizer(
-            list(sources),
-            max_length=s["max_source_length"],
-            truncation=True,
-            padding=True,
-            return_tensors="pt",
-        )
+
+        def tokenize(texts: Sequence[str], limit: int) -> Any:
+            return self.tokenizer(list(texts), max_length=limit, truncation=True, padding=True,
+                                  return_tensors="pt")  # fmt: skip
+
+        enc = tokenize(sources, s["max_source_length"])
         batch = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
         if targets is not None:
-            lab = self.tokenizer(
-                list(targets),
-                max_length=s["max_target_length"],
-                truncation=True,
-                padding=True,
-                return_tensors="pt",
-            )["input_ids"]
+            lab = tokenize(targets, s["max_target_length"])["input_ids"]
             if self.warm_started and self.tokenizer.cls_token_id is not None:
                 # BERT wraps targets in [CLS] ... [SEP]; the decoder starts from [CLS]
                 lab = lab[:, 1:]
