@@ -1,6 +1,9 @@
 """Merge Table 2 shards (cluster job arrays) and write table2.{md,csv,json} + W&B runs.
 
 python analysis/make_table2.py --out results/table2 [--names ParaNMT ParaBank1] [--bootstrap 1000]
+    [--min-similarity 0.6]
+
+The acceptable share is added when the scoring jobs calibrated it (``OUT/acceptable.json``).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import os
 from pathlib import Path
 
 from paraamr.errors import cli_errors
-from paraamr.tables.run_table2 import finish_table2
+from paraamr.tables.run_table2 import ACCEPTABLE_FILE, finish_table2
 
 
 @cli_errors("python analysis/make_table2.py")
@@ -22,6 +25,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--description", default="merged shards")
     ap.add_argument("--no-wandb", action="store_true")
+    ap.add_argument(
+        "--min-similarity",
+        type=float,
+        help="also a row per corpus with only its pairs at or above this cosine",
+    )
     args = ap.parse_args(argv)
     names = args.names or sorted(p.name for p in (Path(args.out) / "shards").iterdir())
     wandb_cfg = {
@@ -37,6 +45,8 @@ def main(argv: list[str] | None = None) -> dict:
         bootstrap=args.bootstrap,
         seed=args.seed,
         wandb_cfg=wandb_cfg,
+        min_similarity=args.min_similarity,
+        acceptable=(Path(args.out) / ACCEPTABLE_FILE).is_file(),
     )
 
 

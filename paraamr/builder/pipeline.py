@@ -54,11 +54,17 @@ class BuildConfig:
     max_words: int = 100
     chunk_size: int = 64
     on_error: str = "skip"
+    min_similarity: float | None = None
 
     def __post_init__(self) -> None:
         from paraamr.amr.refocus import check_policy
+        from paraamr.errors import ConfigError
 
         check_on_error(self.on_error)
+        if self.min_similarity is not None and not -1.0 <= self.min_similarity <= 1.0:
+            raise ConfigError(
+                f"filter.min_similarity={self.min_similarity} is no cosine (between -1 and 1)"
+            )
         check_policy(self.focus_policy, self.focus_k)  # a bad setting is not a bad graph
 
 
@@ -76,7 +82,8 @@ def line_seed(seed: int, line: int) -> int:
 class Builder:
     """Runs the stages on chunks of items. ``stog`` (the AMR parser, text to graph) may be
     ``None`` for gold-graph input; ``lm`` (the perplexity language model) ``None`` skips
-    perplexity."""
+    perplexity; ``similarity`` (a :class:`paraamr.metrics.pairwise.Similarity`: an encoder
+    and its label) ``None`` skips the similarity field and allows no ``min_similarity``."""
 
     generator: object
     stog: object | None = None
@@ -84,11 +91,21 @@ class Builder:
     cfg: BuildConfig = field(default_factory=BuildConfig)
     source: str = "<input>"
     timings: Counter = field(default_factory=Counter)  # seconds and item counts per stage
+    similarity: object | None = None
+
+    def __post_init__(self) -> None:
+        from paraamr.errors import ConfigError
+
+        if self.cfg.min_similarity is not None and self.similarity is None:
+            raise ConfigError(
+                "filter.min_similarity needs a similarity encoder (similarity=minilm), "
+                "not ~similarity"
+            )
 
     def stage_rates(self) -> dict[str, str]:
         """Items per second of each model stage so far (for the progress bar)."""
         out = {}
-        for stage in ("parse", "generate", "ppl"):
+        for stage in ("parse", "generate", "sim", "ppl"):
             t = self.timings[f"{stage}_s"]
             if t > 0:
                 out[stage] = f"{self.timings[stage] / t:.1f}/s"
@@ -108,6 +125,7 @@ class Builder:
             ("stog", sig(self.stog) if self.stog is not None else "gold-graphs"),
             ("generator", sig(self.generator)),
             ("lm", sig(self.lm)),
+            ("sim", sig(self.similarity)),
             ("config", config),
             ("versions", versions_field()),
         )
@@ -227,7 +245,10 @@ class Builder:
                     p["focus"], p["amr"] = cands[i][1], cands[i][2]
                 paras.append(p)
             records.append({"line": it.line, "text": it.text, "paraphrases": paras})
-        # 6. perplexity
+        # 6. similarity to the source (and the similarity filter)
+        if self.similarity is not None and records:
+            records = self._similarities(records, rejects, counts)
+        # 7. perplexity
         if self.lm is not None and records:
             flat = [p for r in records for p in r["paraphrases"]]
             t0 = time.perf_counter()
@@ -235,10 +256,42 @@ class Builder:
             self.timings.update({"ppl_s": time.perf_counter() - t0, "ppl": len(flat)})
             for p, ppl in zip(flat, ppls, strict=True):
                 p["perplexity"] = round(ppl, 4) if ppl == ppl else None
+        rejects.sort(key=lambda r: r["line"])  # stages reject in turn; the stream is in line order
         counts["records"] += len(records)
         counts["rejects"] += len(rejects)
         counts["paraphrases"] += sum(len(r["paraphrases"]) for r in records)
         return records, rejects, counts
+
+    def _similarities(self, records: list[dict], rejects: list, counts: Counter) -> list[dict]:
+        """Give every paraphrase its cosine to its source (``similarity``, 4 decimals); with
+        ``min_similarity``, drop those under it (``dropped_similarity``) and reject the
+        records left with none (stage ``filter``)."""
+        flat = [(r, p) for r in records for p in r["paraphrases"]]
+        t0 = time.perf_counter()
+        sims = self.similarity.cosines([(r["text"], p["para_text"]) for r, p in flat])
+        self.timings.update({"sim_s": time.perf_counter() - t0, "sim": len(flat)})
+        for (_, p), sim in zip(flat, sims, strict=True):
+            p["similarity"] = round(float(sim), 4)
+        floor = self.cfg.min_similarity
+        if floor is None:
+            return records
+        kept_records = []
+        for r in records:
+            kept = [p for p in r["paraphrases"] if p["similarity"] >= floor]
+            counts["dropped_similarity"] += len(r["paraphrases"]) - len(kept)
+            if kept:
+                kept_records.append({**r, "paraphrases": kept})
+            else:
+                item = Item(line=r["line"], text=r["text"])
+                best = max(p["similarity"] for p in r["paraphrases"])
+                self._reject(
+                    rejects,
+                    item,
+                    "filter",
+                    f"no paraphrase at similarity >= {floor:g} (best {best:.4f} of "
+                    f"{len(r['paraphrases'])})",
+                )
+        return kept_records
 
     def _generate(self, graphs: list[str], counts: Counter) -> list[str | None]:
         """The generator's sentence of each graph, ``None`` (counted) where it fails: one

@@ -81,14 +81,43 @@ def make_builder(cfg: DictConfig) -> Builder:
     """Load the models once and wire the stages."""
     from hydra.utils import instantiate
 
-    bcfg: BuildConfig = instantiate(cfg.settings)
+    similarity = _similarity(cfg.get("similarity"))
+    floor = cfg.settings.get("min_similarity")
+    if floor == "acceptable":  # the cosine where ParaBank-Eval's judges are split half and half
+        floor = _acceptable_floor(cfg, similarity)
+    bcfg: BuildConfig = instantiate(cfg.settings, min_similarity=floor)
     return Builder(
         generator=_maybe(cfg.generator),
         stog=_maybe(cfg.stog),
         lm=_maybe(cfg.lm),
         cfg=bcfg,
         source=str(cfg.input),
+        similarity=similarity,
     )
+
+
+def _acceptable_floor(cfg: DictConfig, similarity) -> float:
+    """``filter.min_similarity=acceptable``: the calibrated acceptable similarity of the build's
+    encoder (:func:`paraamr.validity.acceptable.machine_calibration`, default settings)."""
+    from paraamr.datadir import data_path
+    from paraamr.errors import ConfigError
+    from paraamr.validity.acceptable import machine_calibration
+
+    if similarity is None:
+        raise ConfigError("filter.min_similarity=acceptable needs a similarity encoder")
+    res = machine_calibration(data_path(cfg.paths.data_dir), similarity.encoder, similarity.label)
+    log.info("filter.min_similarity=acceptable: %s", res.signature())
+    return float(res.threshold)
+
+
+def _similarity(node):
+    """The builder's similarity scorer (:class:`paraamr.metrics.pairwise.Similarity`: the
+    ``similarity`` group's encoder and its signature label), ``None`` for ``similarity=none``."""
+    from paraamr.metrics.pairwise import Similarity
+    from paraamr.metrics.semantic import similarity_label
+
+    encoder = _maybe(node)
+    return None if encoder is None else Similarity(encoder, similarity_label(node))
 
 
 def finish_build(out_dir: str, num_shards: int) -> dict:

@@ -1,4 +1,5 @@
-"""The perplexity filter, with one meaning everywhere (builder output, SimCSE, SCPN, few-shot).
+"""The perplexity and similarity filters, with one meaning everywhere (builder output, SimCSE,
+SCPN, few-shot).
 
 A paraphrase passes ``max_perplexity`` when it carries a perplexity ``<= max_perplexity``. One
 *without* a perplexity does not pass: it is dropped and counted as ``dropped_no_perplexity`` (a
@@ -15,6 +16,16 @@ released corpus, 110 for SimCSE and few-shot augmentation, 85 for SCPN.
 ...                                        {"para_text": "a", "perplexity": 300.0}]}]
 >>> [len(r["paraphrases"]) for r in filter_by_perplexity(rows, 120)]
 [1]
+
+A paraphrase passes ``min_similarity`` (a cosine to its source, the builder's ``similarity``
+field) when its similarity is ``>= min_similarity``; one without a similarity is dropped and
+counted as ``dropped_no_similarity``.
+
+>>> stats = Counter()
+>>> [passes_similarity(s, 0.6, stats) for s in (0.9, 0.6, 0.2, None)]
+[True, True, False, False]
+>>> dict(stats)
+{'dropped_similarity': 1, 'dropped_no_similarity': 1}
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-__all__ = ["passes_perplexity", "filter_by_perplexity"]
+__all__ = ["passes_perplexity", "passes_similarity", "filter_by_perplexity", "filter_paraphrases"]
 
 
 def passes_perplexity(
@@ -42,16 +53,53 @@ def passes_perplexity(
     return True
 
 
+def passes_similarity(
+    similarity: float | None, min_similarity: float | None, stats: Counter | None = None
+) -> bool:
+    """Whether one paraphrase passes the similarity filter; failures are counted in ``stats``."""
+    if min_similarity is None:
+        return True
+    if similarity is None:
+        if stats is not None:
+            stats["dropped_no_similarity"] += 1
+        return False
+    if similarity < min_similarity:
+        if stats is not None:
+            stats["dropped_similarity"] += 1
+        return False
+    return True
+
+
 def filter_by_perplexity(
     records: Iterable[dict], max_perplexity: float | None, stats: Counter | None = None
 ) -> Iterator[dict]:
     """Release-format records (``{"text", "paraphrases": [{"para_text", "perplexity"}]}``) with
     only the paraphrases that pass; sources left with none are dropped (``dropped_sources``)."""
+    return filter_paraphrases(records, max_perplexity=max_perplexity, stats=stats)
+
+
+def filter_paraphrases(
+    records: Iterable[dict],
+    *,
+    max_perplexity: float | None = None,
+    min_similarity: float | None = None,
+    stats: Counter | None = None,
+) -> Iterator[dict]:
+    """Release-format records with only the paraphrases that pass both filters (a paraphrase
+    failing both is counted once, under perplexity); sources left with none are dropped
+    (``dropped_sources``).
+
+    >>> rows = [{"text": "a b", "paraphrases": [{"para_text": "b a", "similarity": 0.8},
+    ...                                        {"para_text": "c", "similarity": 0.1}]}]
+    >>> [r["paraphrases"] for r in filter_paraphrases(rows, min_similarity=0.5)]
+    [[{'para_text': 'b a', 'similarity': 0.8}]]
+    """
     for r in records:
         kept = [
             p
             for p in r["paraphrases"]
             if passes_perplexity(p.get("perplexity"), max_perplexity, stats)
+            and passes_similarity(p.get("similarity"), min_similarity, stats)
         ]
         if kept:
             yield {**r, "paraphrases": kept}

@@ -22,13 +22,17 @@ from paraamr.tables.table2 import (
     TABLE2_COLUMNS,
     corpus_dir,
     default_corpora,
+    filtered_row,
+    pair_columns,
     plot_source_distributions,
     shard_of,
     subset_stream,
     table2_layout,
     table2_row,
+    with_acceptable,
 )
 from paraamr.tracking import log_table, wandb_run
+from paraamr.validity.acceptable import JUDGEMENTS
 
 __all__ = ["score_table2", "finish_table2", "run_table2"]
 
@@ -67,6 +71,7 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
     specs, data_label, data_description = _specs(cfg)
     mcfg: MetricConfig = instantiate(cfg.metrics)
     lowercase_keys = bool(cfg.get("lowercase_keys", False))
+    acceptable = acceptable_enabled(cfg)  # a missing judgement file stops the run here
     keys = common_subset(specs, cfg.on_error, cfg.progress, lowercase_keys)
     if len(keys) == 0:
         raise DataNotFoundError("the corpora have no source sentence in common: nothing to compare")
@@ -112,7 +117,58 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
             res.dropped_identical,
             res.skips["total"],
         )
+    if acceptable:
+        calibrated_threshold(cfg, encoder)
     return [s.name for s in specs], data_description
+
+
+#: where a Table 2 run keeps its acceptable-similarity calibration
+ACCEPTABLE_FILE = "acceptable.json"
+
+
+def acceptable_enabled(cfg: DictConfig) -> bool:
+    """Whether this run adds the acceptable share: ``acceptable.enabled`` is ``true`` (the
+    judgements must be in the data folder), ``false``, or ``auto`` (when they are; a run
+    without them says so in one log line and leaves the column out)."""
+    acc = cfg.get("acceptable")
+    mode = str(acc.get("enabled", "auto")).lower() if acc else "false"
+    if mode not in ("true", "false", "auto"):
+        raise ParaAMRError(f"acceptable.enabled must be true, false or auto, not {mode!r}")
+    if mode == "false":
+        return False
+    try:
+        found = (data_path(cfg.paths.data_dir) / JUDGEMENTS).is_file()
+    except DataNotFoundError:
+        found = False
+    if not found and mode == "true":
+        raise DataNotFoundError(
+            f"acceptable.enabled=true needs ParaBank-Eval's judgements ({JUDGEMENTS} in the data "
+            "folder, paths.data_dir); acceptable.enabled=false leaves the column out"
+        )
+    if not found:
+        log.warning("no ParaBank-Eval judgements in the data folder: no acceptable share")
+    return found
+
+
+def calibrated_threshold(cfg: DictConfig, encoder):
+    """The acceptable similarity under this run's encoder
+    (:func:`paraamr.validity.acceptable.machine_calibration`), recorded in
+    ``OUT/acceptable.json``."""
+    from paraamr.utils import write_json_atomic
+    from paraamr.validity.acceptable import machine_calibration
+
+    acc = cfg.acceptable
+    res = machine_calibration(
+        data_path(cfg.paths.data_dir),
+        encoder,
+        similarity_label(cfg.similarity),
+        judge_cut=float(acc.judge_cut),
+        bootstrap=int(acc.bootstrap),
+        seed=int(cfg.seed),
+        batch_size=int(cfg.metrics.similarity_batch_size),
+    )
+    write_json_atomic(Path(cfg.out_dir) / ACCEPTABLE_FILE, res.to_json(), sort_keys=False)
+    return res
 
 
 def finish_table2(
@@ -123,13 +179,51 @@ def finish_table2(
     bootstrap: int = 0,
     seed: int = 0,
     wandb_cfg: dict | None = None,
+    min_similarity: float | str | None = None,
+    acceptable: bool = False,
 ) -> dict:
-    """Merge shards into rows, write table2.{md,csv,json} and log to W&B."""
-    rows = [table2_row(out_dir, n, bootstrap=bootstrap, seed=seed) for n in names]
+    """Merge shards into rows, write table2.{md,csv,json} and log to W&B. With
+    ``acceptable``, every row gets the acceptable share (the threshold read from
+    ``OUT/acceptable.json``, written by the scoring step); with ``min_similarity``, every
+    corpus's row is followed by its row at that similarity filter (``"acceptable"``: at the
+    acceptable similarity)."""
+    threshold = None
+    if acceptable:
+        import json
+
+        from paraamr.validity.acceptable import AcceptableThreshold
+
+        path = Path(out_dir) / ACCEPTABLE_FILE
+        if not path.is_file():
+            raise DataNotFoundError(f"{path} not found: run the scoring step (merge=false) first")
+        threshold = AcceptableThreshold.from_json(json.loads(path.read_text()))
+    if min_similarity == "acceptable":
+        if threshold is None:
+            raise ParaAMRError(
+                "filter.min_similarity=acceptable needs the acceptable share "
+                "(acceptable.enabled and ParaBank-Eval's judgements in the data folder)"
+            )
+        min_similarity = threshold.threshold
+    rows = []
+    for n in names:
+        row = table2_row(out_dir, n, bootstrap=bootstrap, seed=seed)
+        pairs = pair_columns(out_dir, n) if threshold or min_similarity is not None else None
+        if threshold is not None:
+            row = with_acceptable(row, pairs, threshold, bootstrap, seed)
+        rows.append(row)
+        if min_similarity is not None:
+            f = filtered_row(row, pairs, float(min_similarity), bootstrap, seed)
+            if threshold is not None:
+                keep = pairs["similarity"] >= float(min_similarity)
+                f = with_acceptable(
+                    f, {k: v[keep] for k, v in pairs.items()}, threshold, bootstrap, seed
+                )
+            rows.append(f)
+        del pairs
     meta = {"run_kind": run_kind(rows[0]["signature"]), **meta}
     layout = table2_layout(rows)
     paths = write_table(layout, rows, out_dir, meta)
-    figure = plot_source_distributions(out_dir, names, rows[0]["signature"])
+    figure = plot_source_distributions(out_dir, names, rows[0]["signature"])  # unfiltered
     paths["figure"] = figure[0]
     wb = wandb_cfg or {"enabled": False}
     if wb.get("enabled", True):
@@ -177,4 +271,6 @@ def run_table2(cfg: DictConfig) -> dict:
         bootstrap=cfg.bootstrap,
         seed=cfg.seed,
         wandb_cfg=OmegaConf.to_container(cfg.wandb),
+        min_similarity=(cfg.get("filter") or {}).get("min_similarity"),
+        acceptable=acceptable_enabled(cfg),
     )

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from paraamr.corpus.errors import SkipLog
 from paraamr.corpus.readers import read_corpus
 from paraamr.corpus.records import SourceRecord
@@ -41,6 +43,10 @@ __all__ = [
     "corpus_dir",
     "source_distributions",
     "plot_source_distributions",
+    "pair_columns",
+    "filtered_row",
+    "filtered_name",
+    "with_acceptable",
 ]
 
 log = logging.getLogger(__name__)
@@ -65,6 +71,14 @@ def _table2_notes(r: dict) -> list[str]:
     ci = {m: r[f"{m}_ci95"] for m in (*METRICS, *SOURCE_METRICS) if f"{m}_ci95" in r}
     if ci:
         notes.append(f"95% bootstrap CI: {ci}")
+    if r.get("acceptable_ci95"):
+        notes.append(f"acceptable share 95% bootstrap CI: {r['acceptable_ci95']}")
+    if r.get("min_similarity") is not None:
+        notes.append(
+            f"pairs with similarity >= {r['min_similarity']:g} only: "
+            f"{r['kept_pairs_share']:.1%} of the pairs, {r['kept_sources_share']:.1%} of the "
+            "sources kept (Self-BLEU and corpus BLEU are not recomputed for a filtered row)"
+        )
     if r.get("skipped") or r.get("dropped_identical"):
         notes.append(
             f"dropped identical paraphrases: {r.get('dropped_identical', 0)}; "
@@ -99,14 +113,28 @@ TABLE2 = Layout(
 
 
 def table2_layout(rows: list[dict]) -> Layout:
-    """:data:`TABLE2`, plus a Self-BLEU column when the rows have it (``metrics.self_bleu``)."""
-    if not any(r.get("self_bleu") is not None for r in rows):
-        return TABLE2
-    return replace(
-        TABLE2,
-        columns=(*TABLE2.columns, Column("self_bleu", "Self-BLEU")),
-        intro=(*TABLE2.intro, "Self-BLEU in percent (lower: more diverse)."),
-    )
+    """:data:`TABLE2`, plus a Self-BLEU column when the rows have it (``metrics.self_bleu``)
+    and an acceptable-share column when they have that (``acceptable.enabled``)."""
+    layout = TABLE2
+    if any(r.get("self_bleu") is not None for r in rows):
+        layout = replace(
+            layout,
+            columns=(*layout.columns, Column("self_bleu", "Self-BLEU")),
+            intro=(*layout.intro, "Self-BLEU in percent (lower: more diverse)."),
+        )
+    acc = next((r["acceptable_signature"] for r in rows if r.get("acceptable_signature")), None)
+    if acc is not None:
+        layout = replace(
+            layout,
+            columns=(*layout.columns, Column("acceptable", "acceptable")),
+            intro=(
+                *layout.intro,
+                "Acceptable: the percentage of pairs whose similarity is at least the cosine at "
+                "which ParaBank-Eval's judges call half of the pairs meaning-preserving "
+                f"(paraamr.validity.acceptable; `{acc}`).",
+            ),
+        )
+    return layout
 
 
 def default_corpora(data_dir: Path) -> list[CorpusSpec]:
@@ -203,6 +231,99 @@ def plot_source_distributions(
         ax.set_title(label, fontsize=9)
     fig.axes[0].legend(fontsize=7)
     return save_figure(fig, Path(out_dir) / "table2_distributions", signature)
+
+
+#: per-pair columns read back for the acceptable share and the filtered rows
+PAIR_COLUMNS = ("source_id", *METRICS)
+
+
+def pair_columns(out_dir: str | os.PathLike, name: str) -> dict[str, np.ndarray]:
+    """One corpus's scored pairs as columns in input order (NaN for ``None``): ``source_id``
+    and every metric, 8 bytes per pair and column."""
+    cols = {k: array("d") for k in PAIR_COLUMNS}
+    for r in merged_rows(corpus_dir(out_dir, name), "pairs", order_key="source_id"):
+        for k, col in cols.items():
+            v = r.get(k)
+            col.append(math.nan if v is None else v)
+    return {
+        k: np.frombuffer(v, dtype=np.float64) if len(v) else np.empty(0) for k, v in cols.items()
+    }
+
+
+def with_acceptable(
+    row: dict, pairs: dict[str, np.ndarray], acceptable, bootstrap: int = 0, seed: int = 0
+) -> dict:
+    """``row`` with ``acceptable`` (percent of its pairs at or above the calibrated cosine,
+    :class:`paraamr.validity.acceptable.AcceptableThreshold`), its interval and signature."""
+    from paraamr.validity.acceptable import acceptable_shares
+
+    share, ci = acceptable_shares(
+        pairs["similarity"], pairs["source_id"], acceptable.threshold, bootstrap, seed
+    )
+    row = {**row, "acceptable": None if math.isnan(share) else round(100 * share, 4)}
+    if ci is not None:
+        row["acceptable_ci95"] = [round(100 * ci[0], 4), round(100 * ci[1], 4)]
+    row["acceptable_signature"] = acceptable.signature()
+    return row
+
+
+def filtered_name(name: str, min_similarity: float) -> str:
+    """The row name of ``name`` filtered at ``min_similarity``.
+
+    >>> filtered_name("ParaNMT", 0.6)
+    'ParaNMT sim≥0.6'
+    """
+    return f"{name} sim≥{min_similarity:g}"
+
+
+def filtered_row(
+    row: dict,
+    pairs: dict[str, np.ndarray],
+    min_similarity: float,
+    bootstrap: int = 0,
+    seed: int = 0,
+) -> dict:
+    """The Table 2 row of ``row``'s corpus keeping only the pairs with similarity
+    ``>= min_similarity`` (a cosine): per-source means over the kept pairs, then the mean over
+    the sources that keep one, as in :func:`table2_row`; the shares of pairs and sources kept
+    are in the row. Self-BLEU and a corpus-level BLEU are not recomputed (left out).
+
+    >>> import numpy as np
+    >>> pairs = {"source_id": np.array([0., 0, 1]), "similarity": np.array([.9, .5, .4]),
+    ...          **{m: np.array([2., 4, 6]) for m in METRICS if m != "similarity"}}
+    >>> r = filtered_row({"dataset": "A", "n_sources": 2, "signature": "s"}, pairs, 0.45)
+    >>> r["n_sources"], r["n_pairs"], r["similarity"], r["ted3"], r["kept_sources_share"]
+    (1, 2, 70.0, 3.0, 0.5)
+    """
+    keep = pairs["similarity"] >= min_similarity
+    src = pairs["source_id"][keep]
+    _, inverse = np.unique(src, return_inverse=True)
+    n_src = int(inverse.max()) + 1 if inverse.size else 0
+    out = {
+        "dataset": filtered_name(row["dataset"], min_similarity),
+        "n_sources": n_src,
+        "n_pairs": int(keep.sum()),
+    }
+    for m in METRICS:
+        v = pairs[m][keep]
+        ok = ~np.isnan(v)
+        sums = np.bincount(inverse[ok], weights=v[ok], minlength=n_src)
+        counts = np.bincount(inverse[ok], minlength=n_src)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_source = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        score = mean_score(m, per_source, bootstrap=bootstrap, seed=seed)
+        if m in PERCENT:
+            score = score.scaled(100.0)
+        out[m] = None if score.value is None else round(score.value, 4)
+        if score.interval is not None:
+            out[f"{m}_ci95"] = [round(score.interval[0], 4), round(score.interval[1], 4)]
+    out["min_similarity"] = float(min_similarity)
+    total_pairs = int(pairs["similarity"].size)
+    out["kept_pairs_share"] = round(out["n_pairs"] / total_pairs, 6) if total_pairs else 0.0
+    n_all = row.get("n_sources") or 0
+    out["kept_sources_share"] = round(n_src / n_all, 6) if n_all else 0.0
+    out["signature"] = f"{row['signature']}|filter:sim>={min_similarity:g}"
+    return out
 
 
 def table2_row(out_dir: str | os.PathLike, name: str, bootstrap: int = 0, seed: int = 0) -> dict:

