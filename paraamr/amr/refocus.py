@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 
 import penman
 from penman.exceptions import PenmanError
@@ -51,7 +52,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Names accepted by the ``policy`` argument of :func:`candidate_foci`.
-POLICIES = ("all", "no_incoming", "random_k", "top")
+POLICIES = ("all", "no_incoming", "predicates", "random_k", "top")
+
+#: a PropBank frame concept (``want-01``, ``have-rel-role-91``): an event or relation
+_FRAME = re.compile(r".+-\d{2}$")
 
 _Triple = tuple[str, str, "str | None"]
 
@@ -227,6 +231,11 @@ def candidate_foci(
       amrlib's paraphrasing example (``incoming_edge_count(v) == 0``
       over ``pgraph.edges()``); it is empty for a graph whose top is its
       only source node.
+    * ``"predicates"``: the variables of ``"all"`` that head an event or
+      relation: a PropBank frame concept (a ``-NN`` sense suffix, as
+      ``swallow-01``) or an edge to another variable (a node with a
+      child, as ``(c / city :name (n / name ...))``); leaves such as
+      ``(b / boy)`` or ``(n / name :op1 "Paris")`` are left out.
     * ``"random_k"``: ``min(k, n)`` variables of ``"all"`` (``n`` of
       them) drawn with ``random.Random(seed).sample``; deterministic
       for a given graph and seed, returned in graph order.
@@ -252,6 +261,8 @@ def candidate_foci(
         ['c', 's', 'a']
         >>> candidate_foci(s, "no_incoming")
         ['s']
+        >>> candidate_foci(s, "predicates")
+        ['s']
         >>> candidate_foci(s, "random_k", k=2, seed=1)
         ['c', 'a']
         >>> candidate_foci(s, "top")
@@ -268,6 +279,12 @@ def candidate_foci(
         variables = g.variables()
         targets = {t for _, role, t in g.triples if role != CONCEPT_ROLE and t in variables}
         return [v for v in candidates if v not in targets]
+    if policy == "predicates":
+        variables = g.variables()
+        concept = {v: c for v, role, c in g.triples if role == CONCEPT_ROLE}
+        heads = {s for s, role, t in g.triples if role != CONCEPT_ROLE and t in variables}
+        frames = {v for v, c in concept.items() if c and _FRAME.match(str(c))}
+        return [v for v in candidates if v in heads or v in frames]
     if policy == "random_k":
         assert k is not None
         chosen = set(random.Random(seed).sample(candidates, min(k, len(candidates))))

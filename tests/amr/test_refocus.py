@@ -191,6 +191,17 @@ def test_candidate_foci_policies():
     assert candidate_foci(WANT, "no_incoming") == []
     assert candidate_foci(BOA) == ["c", "s", "a"]
     assert candidate_foci(BOA, "no_incoming") == ["s"]  # b's top has an incoming :ARG0 from s
+    # predicates: a frame (go-02) or a node with a child (city :name n); not boy, not the name
+    paris = (
+        "(w / want-01 :ARG0 (b / boy) :ARG1 (g / go-02 :ARG0 b"
+        ' :ARG4 (c / city :name (n / name :op1 "Paris"))))'
+    )
+    assert candidate_foci(paris, "predicates") == ["g", "c"]
+    assert candidate_foci(paris, "no_incoming") == []
+    # an inverted edge makes its target the head: (b :ARG0-of s) is s's edge, s a frame anyway;
+    # (p :poss-of x) is x's edge to p, so x heads it
+    assert candidate_foci("(p / prey :poss-of (x / boa) :mod (w / whole))", "predicates") == ["x"]
+    assert candidate_foci(BOA, "predicates") == ["s"]
     assert candidate_foci(LPP5, "random_k", k=3, seed=7) == candidate_foci(
         LPP5, "random_k", k=3, seed=7
     )
