@@ -17,11 +17,16 @@ from pathlib import Path
 
 from paraamr.errors import DataNotFoundError, InputError
 
-__all__ = ["AMR_MODULE_FILE", "ROLE_OF", "model_dir"]
+__all__ = ["AMR_MODULE_FILE", "READ_TOKENS", "ROLE_OF", "model_dir"]
 
 #: the file a trained AMR model folder holds beside its weights (its settings); light to import,
 #: so that a command can check a model folder before torch loads
 AMR_MODULE_FILE = "amr_module.json"
+
+#: the most sentence tokens the parser reads when it parses (``amr parse --read-tokens``,
+#: ``stog.read_tokens``); it is trained on sentences cut at 96 (``conf/amr.yaml``) and reads
+#: longer ones whole (docs/amr.md: whole sentences)
+READ_TOKENS = 256
 
 #: the folder (role) each direction's model is trained into under a run folder
 ROLE_OF = {"parse": "parser", "generate": "generator"}

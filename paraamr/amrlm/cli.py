@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from paraamr.amr.serialize import PLACEHOLDER
-from paraamr.amrlm import model_dir
+from paraamr.amrlm import READ_TOKENS, model_dir
 from paraamr.errors import InputError
 from paraamr.utils import whole_number
 
@@ -71,6 +71,10 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
                        "(the model's OpenVINO IR, exported once beside it; greedy only), "
                        "openvino-bf16 (the same in bf16; two cores or more)")  # fmt: skip
     cmds.choices["parse"].add_argument(
+        "--read-tokens", type=whole_number(1), default=READ_TOKENS, metavar="N",
+        help=f"read at most N tokens of a sentence (default: {READ_TOKENS}; the parser was "
+        "trained on sentences cut at 96)")  # fmt: skip
+    cmds.choices["parse"].add_argument(
         "--output", default=None, metavar="FILE",
         help="write the graphs here chunk by chunk (a rerun after a kill continues) instead "
         "of stdout")  # fmt: skip
@@ -104,14 +108,14 @@ def run_amr(a: argparse.Namespace) -> None:
     if direction == "parse":
         lines = text.splitlines()
         if a.output:
-            module = _load(where, a.num_beams, a.dtype, a.engine)
+            module = _load(where, a.num_beams, a.dtype, a.engine, a.read_tokens)
             res = parse_to_file(module, lines, a.output, a.batch_size, a.on_error, name,
                                 a.progress)  # fmt: skip
             if res["resumed"]:
                 print(f"amr parse: {a.output} held {res['resumed']} of {res['lines']} graphs; "
                       f"parsed the other {res['parsed']}", file=sys.stderr)  # fmt: skip
         else:
-            module = _load(where, a.num_beams, a.dtype, a.engine)
+            module = _load(where, a.num_beams, a.dtype, a.engine, a.read_tokens)
             blocks = parse_lines(module, lines, a.batch_size, a.on_error, name, a.progress)
             print("\n\n".join(blocks))
     else:
@@ -125,15 +129,17 @@ def run_amr(a: argparse.Namespace) -> None:
 
 
 def _load(where: Path, num_beams: int | None = None, dtype: str | None = None,
-          engine: str = "hf") -> Any:  # fmt: skip
+          engine: str = "hf", read_tokens: int | None = None) -> Any:  # fmt: skip
     """The saved module, decoding with ``num_beams`` beams where given, in ``dtype``, on
-    ``engine`` (``hf``, ``openvino``, ``openvino-bf16``: :mod:`paraamr.lms.engines`)."""
+    ``engine`` (``hf``, ``openvino``, ``openvino-bf16``: :mod:`paraamr.lms.engines`), reading
+    ``read_tokens`` source tokens where given."""
     from transformers.utils import logging as hf_logging
 
     from paraamr.amrlm.module import AMRModule
 
     hf_logging.disable_progress_bar()  # stderr keeps the counts and errors only
     module = AMRModule.from_saved(where)
+    module.set_read_limit(read_tokens, "--read-tokens")
     if num_beams is not None:
         s = module.settings
         module.set_decoding(s["answer_cap"], s["no_repeat_words"], stop_loops=s.get("stop_loops"),

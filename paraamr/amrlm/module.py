@@ -197,6 +197,25 @@ class AMRModule(Seq2SeqModule):
         self.settings["stop_loops"] = None if stop_loops is None else int(stop_loops)
         self.settings["num_beams"] = int(num_beams)
 
+    def set_read_limit(self, tokens: int | None, what: str = "read_tokens") -> int:
+        """Read at most ``tokens`` source tokens when decoding (``None``: the length the model
+        was trained with), and never more than the model's positions leave beside the longest
+        answer; returns the limit in force. A decoder-only model reads past its training
+        length (SmolLM2's positions go to 8,192), so a parser trained on sentences cut at 96
+        tokens can read the whole of a longer one."""
+        if tokens is not None:
+            if not is_whole(tokens, 1):
+                raise ConfigError(f"{what} must be a whole number >= 1 or null, got {tokens!r}")
+            cfg = self.model.config
+            positions = getattr(cfg, "max_position_embeddings", None) or getattr(
+                cfg, "n_positions", None
+            )
+            room = (
+                tokens if positions is None else positions - self.settings["max_target_length"] - 1
+            )
+            self.settings["max_source_length"] = max(1, min(int(tokens), room))
+        return int(self.settings["max_source_length"])
+
     def answer_limit(self, source: str, limit: int) -> int:
         """The most answer tokens for ``source``: ``limit``, or less under ``answer_cap``."""
         cap = self.settings.get("answer_cap")

@@ -221,7 +221,8 @@ class TrainedStog:
     (:class:`paraamr.amrlm.module.AMRModule`); ``dtype``: its precision
     (:meth:`~paraamr.amrlm.module.AMRModule.set_precision`; the signature names it unless fp32);
     ``engine``: what it decodes on (:mod:`paraamr.lms.engines`; the signature names it unless
-    ``hf``)."""
+    ``hf``); ``read_tokens``: the most sentence tokens it reads (``None``: its training length;
+    the signature names it when it differs), :meth:`cut` counts the sentences longer."""
 
     def __init__(
         self,
@@ -233,9 +234,12 @@ class TrainedStog:
         num_beams: int = 1,
         dtype: str | None = None,
         engine: Mapping[str, Any] | None = None,
+        read_tokens: int | None = None,
     ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "parse", device)
+        self.trained_tokens = self.module.set_read_limit(None)
+        self.read_tokens = self.module.set_read_limit(read_tokens, "stog.read_tokens")
         self.module.set_decoding(answer_cap, None, stop_loops=stop_loops, num_beams=num_beams)
         self.precision = self.module.set_precision(dtype, "stog.dtype")
         self.engine = self.module.set_engine(engine, "stog.engine")
@@ -246,7 +250,13 @@ class TrainedStog:
         s = self.module.settings
         extra = _decoding_extra(s["num_beams"], loops=s["stop_loops"]) + _label(self.precision)
         extra += _engine_label(self.engine)
+        if self.read_tokens != self.trained_tokens:
+            extra += f",reads={self.read_tokens}"
         return f"amrlm-parser({Path(self.model_dir).name},cap={cap_label(s['answer_cap'])}{extra})"
+
+    def cut(self, sentences: Sequence[str]) -> int:
+        """How many of ``sentences`` are longer than the parser reads (their ends are lost)."""
+        return sum(len(self.module.units(s)) > self.read_tokens for s in sentences)
 
     def parse(self, sentences: Sequence[str]) -> list[str | None]:
         import penman

@@ -158,7 +158,10 @@ class Builder:
             if self.stog is None:
                 raise BuildError("sentence input needs an AMR parser (stog) in the config")
             t0 = time.perf_counter()
-            graphs = self.stog.parse([it.text for it in need])
+            texts = [it.text for it in need]
+            graphs = self.stog.parse(texts)
+            if hasattr(self.stog, "cut"):  # sentences longer than the parser reads
+                counts["parse_cut"] += self.stog.cut(texts)
             self.timings.update({"parse_s": time.perf_counter() - t0, "parse": len(need)})
             for it, g in zip(need, graphs, strict=True):
                 it.graph = g

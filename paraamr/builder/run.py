@@ -128,6 +128,8 @@ def finish_build(out_dir: str, num_shards: int) -> dict:
     out = Path(out_dir)
     totals = merge_build(out, num_shards, out / "corpus.jsonl")
     stats = table1_stats(row for _, row in json_lines(out / "corpus.jsonl"))
+    if "parse_cut" in totals:  # parsed here: the share of sources longer than the parser reads
+        stats["sources_cut"] = round(100 * totals["parse_cut"] / max(totals.get("items", 0), 1), 2)
     prog = json.loads((out / f"{Shard(0, num_shards).name}.progress.json").read_text())
     sig = Signature(prog["settings"]["builder"])
     summary = {"table1": stats, "counts": totals, "signature": sig}

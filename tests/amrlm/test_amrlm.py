@@ -176,6 +176,31 @@ def _cli(*args, stdin: str | None = None):
                           capture_output=True, text=True, cwd=ROOT, timeout=300)  # fmt: skip
 
 
+def test_the_parser_reads_whole_sentences_past_its_training_length(train_amr, tmp_path):
+    """``stog.read_tokens``: the prompt holds every token of a sentence longer than the
+    training length (counted here with the tokenizer, word by word), the builder's parser counts
+    the sentences it cuts, and the signature names a read limit other than the trained one."""
+    from paraamr.builder.models import TrainedStog
+
+    train_amr(tmp_path)
+    long = " ".join(["the little prince smiled"] * 4) + " ."
+    trained = TrainedStog(str(tmp_path), read_tokens=None)
+    whole = TrainedStog(str(tmp_path), read_tokens=256)
+    tok = whole.module.tokenizer
+    n = sum(len(tok(" " + w, add_special_tokens=False)["input_ids"]) for w in long.split())
+    # the tiny model's positions leave room for fewer than 256 source tokens beside its answers
+    room = whole.module.model.config.n_positions - whole.module.settings["max_target_length"] - 1
+    assert whole.read_tokens == min(256, room) and trained.read_tokens == 32 < n <= room
+    assert trained.cut([long, "He left ."]) == 1 and whole.cut([long, "He left ."]) == 0
+    sep = len(tok("\n", add_special_tokens=False)["input_ids"])
+    assert whole.module._causal_batch([long], None)["input_ids"].shape[1] == n + sep
+    assert trained.module._causal_batch([long], None)["input_ids"].shape[1] == 32 + sep
+    assert whole.signature().endswith(f",reads={whole.read_tokens})")
+    assert ",reads=" not in trained.signature()
+    with pytest.raises(ConfigError, match="stog.read_tokens must be a whole number"):
+        TrainedStog(str(tmp_path), read_tokens=0)
+
+
 def test_the_command_line_keeps_lines_aligned_and_counts_failures(train_amr, tmp_path):
     train_amr(tmp_path)
     r = _cli("parse", "--model", str(tmp_path), stdin="He left .\n\nThe prince smiled .\n")
@@ -186,10 +211,14 @@ def test_the_command_line_keeps_lines_aligned_and_counts_failures(train_amr, tmp
     ]  # fmt: skip
     assert blocks[1].splitlines()[1] == "(e / amr-empty)" and "1 empty" in r.stderr
     assert "longer than the model reads" not in r.stderr
-    long = " ".join(["the little prince smiled"] * 20) + " ."  # 81 words > 32 tokens read
-    r2 = _cli("parse", "--model", str(tmp_path), "--progress", stdin=f"He left .\n{long}\n")
+    long = " ".join(["the little prince smiled"] * 20) + " ."  # 81 words > 32 tokens trained
+    r2 = _cli("parse", "--model", str(tmp_path), "--progress", "--read-tokens", "32",
+              stdin=f"He left .\n{long}\n")  # fmt: skip
     assert r2.returncode == 0 and len(r2.stdout.strip().split("\n\n")) == 2
     assert "1 of 2 sentences are longer than the model reads (32 tokens)" in r2.stderr
+    # by default it reads all its positions allow (at most 256 tokens): fewer are cut
+    whole = _cli("parse", "--model", str(tmp_path), stdin=f"{long}\nHe left .\n")
+    assert whole.returncode == 0 and "longer than the model reads (32" not in whole.stderr
     assert "2/2" in r2.stderr and "2/2" not in r.stderr  # the bar only when asked for
     out = tmp_path / "g.amr"
     r3 = _cli("parse", "--model", str(tmp_path), "--output", str(out),
