@@ -36,6 +36,7 @@ STAGES = {"amrlm", "builder", "fewshot", "humaneval", "scpn", "simcse", "top", "
 CONSUMERS = {
     ("builder", "amrlm"): "builds corpora with the AMR models trained by amrlm",
     ("fewshot", "scpn"): "augments few-shot training data with SCPN's paraphraser",
+    ("builder", "validity"): "filters at the acceptable similarity, calibrated on the judgements",
 }
 ORCHESTRATION = {"tables", "compare", "cli", "presets"}
 
