@@ -181,7 +181,8 @@ $(BUILT)/paranmt_small_sources.txt:
 	mkdir -p $(@D) && $(PY) -m paraamr.cli sources \
 		$(DATA)/paraphrase/qqppos-paranmt-small/para/valid_src.txt --format src-trg > $@.part && mv $@.part $@
 $(BUILT)/%.amr: $(BUILT)/%_sources.txt | amr-model
-	$(AMR_PARSE) --input $< --progress --output $@.part && mv $@.part $@
+	$(AMR_PARSE) --input $< --progress --output $@.part && mv $@.part.decoding.json $@.decoding.json \
+		&& mv $@.part $@
 $(BUILT)/%/all/corpus.jsonl: $(BUILT)/%.amr
 	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/all keep_graphs=true $(ARGS)
 $(BUILT)/%/top/corpus.jsonl: $(BUILT)/%.amr
@@ -207,7 +208,8 @@ $(SILVER_DIR)/sentences.txt:
 	mkdir -p $(@D) && $(PY) -m paraamr.amrlm.silver --data $(DATA) > $@.part && mv $@.part $@
 $(SILVER_DIR)/silver.amr: $(filter $(SILVER_DIR)/sentences.txt,$(SILVER_INPUT)) | amr-model
 	@test -f "$(SILVER_INPUT)" || { echo "make amr-silver: SILVER_INPUT=$(SILVER_INPUT) is no file (one sentence a line)" >&2; exit 2; }
-	mkdir -p $(@D) && $(AMR_PARSE) --input $(SILVER_INPUT) --progress --output $@.part && mv $@.part $@
+	mkdir -p $(@D) && $(AMR_PARSE) --input $(SILVER_INPUT) --progress --output $@.part \
+		&& mv $@.part.decoding.json $@.decoding.json && mv $@.part $@
 amr-silver: setup $(SILVER_DIR)/silver.amr ## generator trained on gold + silver graphs (SILVER_INPUT parsed by AMR_MODEL) into SILVER_DIR, AMR_MODEL's parser linked in
 	mkdir -p $(SILVER_DIR) && ln -sfn $(abspath $(AMR_MODEL))/parser $(SILVER_DIR)/parser
 	test -f $(SILVER_DIR)/generator/model/amr_module.json || $(PY) experiments/train_amr.py \

@@ -1,9 +1,9 @@
 """Merge Table 2 shards (cluster job arrays) and write table2.{md,csv,json} + W&B runs.
 
 python analysis/make_table2.py --out results/table2 [--names ParaNMT ParaBank1] [--bootstrap 1000]
-    [--min-similarity 0.6]
+    [--acceptable] [--min-similarity 0.6|acceptable]
 
-The acceptable share is added when the scoring jobs calibrated it (``OUT/acceptable.json``).
+``--acceptable`` adds the acceptable share the scoring jobs calibrated (``OUT/acceptable.json``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import argparse
 import os
 from pathlib import Path
 
+from paraamr.corpus.filters import similarity_floor
 from paraamr.errors import cli_errors
-from paraamr.tables.run_table2 import ACCEPTABLE_FILE, finish_table2
+from paraamr.tables.run_table2 import finish_table2
 
 
 @cli_errors("python analysis/make_table2.py")
@@ -27,8 +28,14 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--no-wandb", action="store_true")
     ap.add_argument(
         "--min-similarity",
-        type=float,
-        help="also a row per corpus with only its pairs at or above this cosine",
+        type=lambda v: similarity_floor(v, "--min-similarity"),
+        help="also a row per corpus with only its pairs at or above this cosine (or "
+        "'acceptable': the calibrated one)",
+    )
+    ap.add_argument(
+        "--acceptable",
+        action="store_true",
+        help="the acceptable-share column (the scoring jobs ran with acceptable.enabled)",
     )
     args = ap.parse_args(argv)
     names = args.names or sorted(p.name for p in (Path(args.out) / "shards").iterdir())
@@ -46,7 +53,7 @@ def main(argv: list[str] | None = None) -> dict:
         seed=args.seed,
         wandb_cfg=wandb_cfg,
         min_similarity=args.min_similarity,
-        acceptable=(Path(args.out) / ACCEPTABLE_FILE).is_file(),
+        acceptable=args.acceptable,
     )
 
 

@@ -109,8 +109,13 @@ def run_amr(a: argparse.Namespace) -> None:
         lines = text.splitlines()
         if a.output:
             module = _load(where, a.num_beams, a.dtype, a.engine, a.read_tokens)
+            s = module.settings
+            decoding = {"model": str(where.resolve()), "read_tokens": s["max_source_length"],
+                        "answer_cap": s.get("answer_cap"), "stop_loops": s.get("stop_loops"),
+                        "num_beams": s.get("num_beams"), "dtype": a.dtype or "fp32",
+                        "engine": a.engine}  # fmt: skip
             res = parse_to_file(module, lines, a.output, a.batch_size, a.on_error, name,
-                                a.progress)  # fmt: skip
+                                a.progress, decoding=decoding)  # fmt: skip
             if res["resumed"]:
                 print(f"amr parse: {a.output} held {res['resumed']} of {res['lines']} graphs; "
                       f"parsed the other {res['parsed']}", file=sys.stderr)  # fmt: skip
@@ -238,19 +243,51 @@ def resume_point(out: Path, lines: list[str]) -> int:
     return len(blocks)
 
 
+def decoding_file(out: str | Path) -> Path:
+    """Where :func:`parse_to_file` records the decoding settings of ``out``'s graphs."""
+    out = Path(out)
+    return out.with_name(out.name + ".decoding.json")
+
+
+def check_decoding(out: Path, decoding: dict[str, Any], done: int) -> None:
+    """Refuse to continue ``out`` (``done`` graphs) under other decoding settings than the ones
+    recorded beside it; record them when it starts."""
+    import json
+
+    from paraamr.utils import write_json_atomic
+
+    record = decoding_file(out)
+    if done and record.is_file():
+        before = json.loads(record.read_text(encoding="utf-8"))
+        if before != decoding:
+            diff = {k: (before.get(k), v) for k, v in decoding.items() if before.get(k) != v}
+            raise InputError(f"{out}: its {done} graphs were parsed with other decoding settings "
+                             f"(before, now: {diff}); rerun with the same ones or remove the "
+                             "file to start again")  # fmt: skip
+    elif done:
+        print(f"amr parse: {out} holds {done} graphs and no record of their decoding settings "
+              f"({record.name}); continuing with {decoding}", file=sys.stderr)  # fmt: skip
+    write_json_atomic(record, decoding)
+
+
 def parse_to_file(module: Any, lines: list[str], out: str | Path, batch_size: int = 16,
                   on_error: str = "skip", name: str = "<input>", progress: bool = False,
-                  chunk_size: int = 256) -> dict[str, int]:  # fmt: skip
+                  chunk_size: int = 256,
+                  decoding: dict[str, Any] | None = None) -> dict[str, int]:  # fmt: skip
     """:func:`parse_lines` into ``out``, ``chunk_size`` lines at a time in input order (each
     chunk batched by length), every chunk appended and synced before the next: a killed run
     rerun with the same input continues after the last whole block (:func:`resume_point`) and
-    writes what one uninterrupted run writes. Returns ``{"resumed", "parsed", "lines"}``."""
+    writes what one uninterrupted run writes. ``decoding`` (the settings that change a graph)
+    is recorded beside ``out`` (:func:`decoding_file`), and a rerun under other ones is
+    refused. Returns ``{"resumed", "parsed", "lines"}``."""
     import os
 
     from tqdm import tqdm
 
     out = Path(out)
     done = resume_point(out, lines)
+    if decoding is not None:
+        check_decoding(out, decoding, done)
     report_clipped(module, [s.strip() for s in lines[done:] if s.strip()], "sentences", "parse")
     counts: Counter[str] = Counter()
     bar = tqdm(total=len(lines), initial=done, desc="parse", disable=not progress)

@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("corpus")
     f.add_argument("output")
     f.add_argument("--max-ppl", type=float, help="largest perplexity kept")
-    f.add_argument("--min-similarity", type=float, help="smallest similarity (cosine) kept")
+    f.add_argument("--min-similarity", type=float, help="smallest similarity kept (a cosine)")
     a = ap.parse_args(argv)
     if a.cmd == "filter":
         from collections import Counter
@@ -34,6 +34,13 @@ def main(argv: list[str] | None = None) -> None:
 
         if a.max_ppl is None and a.min_similarity is None:
             ap.error("filter: give --max-ppl, --min-similarity or both")
+        from paraamr.corpus.filters import ACCEPTABLE, similarity_floor
+
+        if similarity_floor(a.min_similarity, "--min-similarity") == ACCEPTABLE:
+            ap.error(
+                "filter: --min-similarity takes a cosine here (Table 2 and the builder "
+                "resolve 'acceptable')"
+            )
         n_in, n_out, stats = 0, 0, Counter()
 
         def rows():

@@ -58,12 +58,14 @@ class BuildConfig:
 
     def __post_init__(self) -> None:
         from paraamr.amr.refocus import check_policy
+        from paraamr.corpus.filters import ACCEPTABLE, similarity_floor
         from paraamr.errors import ConfigError
 
         check_on_error(self.on_error)
-        if self.min_similarity is not None and not -1.0 <= self.min_similarity <= 1.0:
+        if similarity_floor(self.min_similarity) == ACCEPTABLE:
             raise ConfigError(
-                f"filter.min_similarity={self.min_similarity} is no cosine (between -1 and 1)"
+                "BuildConfig.min_similarity takes a cosine: 'acceptable' is resolved to one "
+                "before (paraamr.builder.run.make_builder)"
             )
         check_policy(self.focus_policy, self.focus_k)  # a bad setting is not a bad graph
 
@@ -162,6 +164,7 @@ class Builder:
             graphs = self.stog.parse(texts)
             if hasattr(self.stog, "cut"):  # sentences longer than the parser reads
                 counts["parse_cut"] += self.stog.cut(texts)
+                counts["parsed"] += len(texts)
             self.timings.update({"parse_s": time.perf_counter() - t0, "parse": len(need)})
             for it, g in zip(need, graphs, strict=True):
                 it.graph = g
@@ -274,19 +277,25 @@ class Builder:
         sims = self.similarity.cosines([(r["text"], p["para_text"]) for r, p in flat])
         self.timings.update({"sim_s": time.perf_counter() - t0, "sim": len(flat)})
         for (_, p), sim in zip(flat, sims, strict=True):
-            p["similarity"] = round(float(sim), 4)
+            p["similarity"] = round(float(sim), 4) if sim == sim else None  # NaN: no score
         floor = self.cfg.min_similarity
         if floor is None:
             return records
+        from paraamr.corpus.filters import passes_similarity
+
         kept_records = []
         for r in records:
-            kept = [p for p in r["paraphrases"] if p["similarity"] >= floor]
-            counts["dropped_similarity"] += len(r["paraphrases"]) - len(kept)
+            kept = [
+                p for p in r["paraphrases"] if passes_similarity(p["similarity"], floor, counts)
+            ]
             if kept:
                 kept_records.append({**r, "paraphrases": kept})
             else:
                 item = Item(line=r["line"], text=r["text"])
-                best = max(p["similarity"] for p in r["paraphrases"])
+                best = max(
+                    (p["similarity"] for p in r["paraphrases"] if p["similarity"] is not None),
+                    default=float("nan"),
+                )
                 self._reject(
                     rejects,
                     item,

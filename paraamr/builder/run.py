@@ -81,9 +81,11 @@ def make_builder(cfg: DictConfig) -> Builder:
     """Load the models once and wire the stages."""
     from hydra.utils import instantiate
 
+    from paraamr.corpus.filters import ACCEPTABLE, similarity_floor
+
+    floor = similarity_floor(cfg.settings.get("min_similarity"))  # checked before models load
     similarity = _similarity(cfg.get("similarity"))
-    floor = cfg.settings.get("min_similarity")
-    if floor == "acceptable":  # the cosine where ParaBank-Eval's judges are split half and half
+    if floor == ACCEPTABLE:  # the cosine where ParaBank-Eval's judges are split half and half
         floor = _acceptable_floor(cfg, similarity)
     bcfg: BuildConfig = instantiate(cfg.settings, min_similarity=floor)
     return Builder(
@@ -112,7 +114,8 @@ def _acceptable_floor(cfg: DictConfig, similarity) -> float:
 
 def _similarity(node):
     """The builder's similarity scorer (:class:`paraamr.metrics.pairwise.Similarity`: the
-    ``similarity`` group's encoder and its signature label), ``None`` for ``similarity=none``."""
+    ``similarity`` group's encoder and its signature label), ``None`` without the group
+    (``~similarity``)."""
     from paraamr.metrics.pairwise import Similarity
     from paraamr.metrics.semantic import similarity_label
 
@@ -128,8 +131,8 @@ def finish_build(out_dir: str, num_shards: int) -> dict:
     out = Path(out_dir)
     totals = merge_build(out, num_shards, out / "corpus.jsonl")
     stats = table1_stats(row for _, row in json_lines(out / "corpus.jsonl"))
-    if "parse_cut" in totals:  # parsed here: the share of sources longer than the parser reads
-        stats["sources_cut"] = round(100 * totals["parse_cut"] / max(totals.get("items", 0), 1), 2)
+    if totals.get("parsed"):  # parsed here: the share of parsed sources longer than it reads
+        stats["sources_cut"] = round(100 * totals.get("parse_cut", 0) / totals["parsed"], 2)
     prog = json.loads((out / f"{Shard(0, num_shards).name}.progress.json").read_text())
     sig = Signature(prog["settings"]["builder"])
     summary = {"table1": stats, "counts": totals, "signature": sig}

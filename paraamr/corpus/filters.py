@@ -18,14 +18,14 @@ released corpus, 110 for SimCSE and few-shot augmentation, 85 for SCPN.
 [1]
 
 A paraphrase passes ``min_similarity`` (a cosine to its source, the builder's ``similarity``
-field) when its similarity is ``>= min_similarity``; one without a similarity is dropped and
-counted as ``dropped_no_similarity``.
+field) when its similarity is ``>= min_similarity``; one without a similarity (or a NaN) is
+dropped and counted as ``dropped_no_similarity``.
 
 >>> stats = Counter()
->>> [passes_similarity(s, 0.6, stats) for s in (0.9, 0.6, 0.2, None)]
-[True, True, False, False]
+>>> [passes_similarity(s, 0.6, stats) for s in (0.9, 0.6, 0.2, None, float("nan"))]
+[True, True, False, False, False]
 >>> dict(stats)
-{'dropped_similarity': 1, 'dropped_no_similarity': 1}
+{'dropped_similarity': 1, 'dropped_no_similarity': 2}
 """
 
 from __future__ import annotations
@@ -33,7 +33,44 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-__all__ = ["passes_perplexity", "passes_similarity", "filter_by_perplexity", "filter_paraphrases"]
+__all__ = [
+    "passes_perplexity",
+    "passes_similarity",
+    "filter_by_perplexity",
+    "filter_paraphrases",
+    "similarity_floor",
+    "ACCEPTABLE",
+]
+
+#: the ``min_similarity`` setting that means the calibrated acceptable similarity
+ACCEPTABLE = "acceptable"
+
+
+def similarity_floor(value: object, what: str = "filter.min_similarity") -> float | str | None:
+    """A ``min_similarity`` setting checked: ``None``, a cosine in [-1, 1], or
+    :data:`ACCEPTABLE`; anything else is a :class:`~paraamr.errors.ConfigError` naming
+    ``what`` (a percentage such as 60 is the usual slip: Table 2 prints similarity in percent).
+
+    >>> similarity_floor("0.6"), similarity_floor(None), similarity_floor("acceptable")
+    (0.6, None, 'acceptable')
+    >>> similarity_floor(60, "x")
+    Traceback (most recent call last):
+    paraamr.errors.ConfigError: x=60 is no cosine (between -1 and 1; 0.6, not 60) nor 'acceptable'
+    """
+    from paraamr.errors import ConfigError
+
+    if value is None or value == ACCEPTABLE:
+        return value
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        x = None
+    if x is None or not -1.0 <= x <= 1.0:
+        hint = f"; {x / 100:g}, not {value}" if x is not None and 1 < x <= 100 else ""
+        raise ConfigError(
+            f"{what}={value} is no cosine (between -1 and 1{hint}) nor {ACCEPTABLE!r}"
+        )
+    return x
 
 
 def passes_perplexity(
@@ -59,7 +96,7 @@ def passes_similarity(
     """Whether one paraphrase passes the similarity filter; failures are counted in ``stats``."""
     if min_similarity is None:
         return True
-    if similarity is None:
+    if similarity is None or similarity != similarity:  # missing or NaN
         if stats is not None:
             stats["dropped_no_similarity"] += 1
         return False

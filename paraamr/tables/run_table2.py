@@ -9,11 +9,13 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from paraamr.corpus.errors import SkipLog
+from paraamr.corpus.filters import ACCEPTABLE, similarity_floor
 from paraamr.corpus.specs import in_data_dir, parse_corpus_specs, with_built_runs
 from paraamr.corpus.subset import common_subset
 from paraamr.datadir import data_path
 from paraamr.diversity.scoring import MetricConfig, score_records
 from paraamr.errors import DataNotFoundError, ParaAMRError
+from paraamr.metrics.pairwise import similarity_field
 from paraamr.metrics.semantic import similarity_label
 from paraamr.metrics.signature import metric_signature
 from paraamr.shards import Shard
@@ -72,6 +74,12 @@ def score_table2(cfg: DictConfig) -> tuple[list[str], str]:
     mcfg: MetricConfig = instantiate(cfg.metrics)
     lowercase_keys = bool(cfg.get("lowercase_keys", False))
     acceptable = acceptable_enabled(cfg)  # a missing judgement file stops the run here
+    floor = similarity_floor((cfg.get("filter") or {}).get("min_similarity"))
+    if floor == ACCEPTABLE and not acceptable:
+        raise ParaAMRError(
+            "filter.min_similarity=acceptable needs the acceptable share (acceptable.enabled "
+            "true or auto, and ParaBank-Eval's judgements in the data folder)"
+        )
     keys = common_subset(specs, cfg.on_error, cfg.progress, lowercase_keys)
     if len(keys) == 0:
         raise DataNotFoundError("the corpora have no source sentence in common: nothing to compare")
@@ -197,7 +205,8 @@ def finish_table2(
         if not path.is_file():
             raise DataNotFoundError(f"{path} not found: run the scoring step (merge=false) first")
         threshold = AcceptableThreshold.from_json(json.loads(path.read_text()))
-    if min_similarity == "acceptable":
+    min_similarity = similarity_floor(min_similarity)
+    if min_similarity == ACCEPTABLE:
         if threshold is None:
             raise ParaAMRError(
                 "filter.min_similarity=acceptable needs the acceptable share "
@@ -207,6 +216,14 @@ def finish_table2(
     rows = []
     for n in names:
         row = table2_row(out_dir, n, bootstrap=bootstrap, seed=seed)
+        if (
+            threshold is not None
+            and f"|sim:{similarity_field(threshold.encoder)}|" not in row["signature"]
+        ):
+            raise ParaAMRError(
+                f"{path}: calibrated under {threshold.encoder!r}, but {n} was scored under "
+                "another encoder (see its signature): rerun the scoring step"
+            )
         pairs = pair_columns(out_dir, n) if threshold or min_similarity is not None else None
         if threshold is not None:
             row = with_acceptable(row, pairs, threshold, bootstrap, seed)

@@ -121,14 +121,16 @@ class AcceptableThreshold:
     n_sources: int
     bootstrap: int
     seed: int
+    draws: int = 0  # resamples that had a half-way point (the interval's quantiles)
 
     def signature(self) -> str:
-        """``acceptable:sim>=0.712[0.701,0.724],judge>=70,enc:minilm,data:...``"""
+        """``acceptable:sim>=0.598[0.569,0.629],judge>=70,enc:minilm,openvino,data:...,boot:200/200``
+        (``boot``: the resamples with a half-way point, of those drawn)."""
         lo, hi = self.ci95
         return (
             f"acceptable:sim>={self.threshold:.3f}[{lo:.3f},{hi:.3f}],"
             f"judge>={self.judge_cut:g},enc:{self.encoder},data:{self.data},"
-            f"boot:{self.bootstrap}"
+            f"boot:{self.draws}/{self.bootstrap}"
         )
 
     def to_json(self) -> dict:
@@ -200,11 +202,16 @@ def calibrate(
         try:
             draws.append(half_way(x[idx], verdict[idx]))
         except InputError:
-            continue  # a resample without a half-way point (counted out of the interval)
+            continue  # a resample without a half-way point (counted: draws < bootstrap)
+    if bootstrap and len(draws) < 0.9 * bootstrap:
+        raise InputError(
+            f"acceptable similarity: only {len(draws)} of {bootstrap} resamples of the "
+            "sources have a half-way point: too few judgements for an interval"
+        )
     lo, hi = (
         (float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975)))
         if draws
-        else (math.nan, math.nan)
+        else (t, t)
     )
     return AcceptableThreshold(
         threshold=round(t, 6),
@@ -218,6 +225,7 @@ def calibrate(
         n_sources=len(src_ids),
         bootstrap=bootstrap,
         seed=seed,
+        draws=len(draws),
     )
 
 
@@ -238,7 +246,7 @@ def calibrate_parabank_eval(
     from paraamr.metrics.semantic import cosine_pairs
     from paraamr.validity.judgements import read_judgements
 
-    path = Path(data_dir) / "paraphrase" / "parabank-eval"
+    path = (Path(data_dir) / JUDGEMENTS).parent
     want = {"judge_cut": float(judge_cut), "encoder": encoder_label}
     want |= {"bootstrap": bootstrap, "seed": seed}
     if cache is not None and Path(cache).is_file():
@@ -277,15 +285,16 @@ def machine_calibration(
 ) -> AcceptableThreshold:
     """:func:`calibrate_parabank_eval` once per machine: kept in the cache folder
     (:func:`paraamr.datadir.cache_root` ``/acceptable/``), keyed by the encoder, the settings
-    and the judgement file (its path and size)."""
+    and the judgement files' contents (``candidates.tsv`` and ``ref.tsv``)."""
     import hashlib
 
     from paraamr.datadir import cache_root
 
-    judgements = Path(data_dir) / JUDGEMENTS
-    size = judgements.stat().st_size if judgements.is_file() else 0
-    key = f"{encoder_label}|{judge_cut}|{bootstrap}|{seed}|{judgements.resolve()}|{size}"
-    digest = hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+    h = hashlib.blake2b(f"{encoder_label}|{judge_cut}|{bootstrap}|{seed}".encode(), digest_size=8)
+    for name in (JUDGEMENTS, JUDGEMENTS.with_name("ref.tsv")):
+        f = Path(data_dir) / name
+        h.update(f.read_bytes() if f.is_file() else b"<missing>")
+    digest = h.hexdigest()
     return calibrate_parabank_eval(
         data_dir,
         encoder,

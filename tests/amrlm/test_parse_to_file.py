@@ -101,7 +101,7 @@ def test_graphs_with_a_repeated_edge_are_counted_not_warned_about(tmp_path, monk
     out = ["--output", str(tmp_path / "g.amr")] if to_file else []
     cli.run_amr(cli.argparse.Namespace(amr_cmd="parse", model="m", input=str(source),
                                        batch_size=4, on_error="skip", progress=False,
-                                       num_beams=None, dtype=None, engine="hf",
+                                       num_beams=None, dtype=None, engine="hf", read_tokens=None,
                                        output=out[1] if out else None))  # fmt: skip
     err = capsys.readouterr().err
     assert "2 of 7 graphs state an edge twice" in err
@@ -131,3 +131,24 @@ def test_an_answer_read_with_an_edge_without_target_gets_the_placeholder(capsys,
     assert "3 of 7 lines got the placeholder graph (1 empty, 2 answers not a graph)" in (
         capsys.readouterr().err)  # fmt: skip
     assert not [r for r in caplog.records if r.name.startswith("penman")]
+
+
+def test_a_rerun_under_other_decoding_settings_is_refused(tmp_path, capsys):
+    """The graphs a file holds were parsed under the settings recorded beside it: a rerun
+    that reads more tokens (or decodes otherwise) would mix two parsers in one file."""
+    from paraamr.amrlm.cli import decoding_file
+
+    out = tmp_path / "g.amr"
+    first = {"read_tokens": 96, "num_beams": 1}
+    parse_to_file(FakeParser(), LINES[:3], out, decoding=first)
+    before = out.read_bytes()
+    with pytest.raises(InputError, match=r"other decoding settings .*'read_tokens': \(96, 256\)"):
+        parse_to_file(FakeParser(), LINES, out, decoding={"read_tokens": 256, "num_beams": 1})
+    assert out.read_bytes() == before  # nothing appended
+    res = parse_to_file(FakeParser(), LINES, out, decoding=first)  # the same settings continue
+    assert res["resumed"] == 3 and res["parsed"] == 4
+    # a file started without a record continues, saying so, and is recorded from then on
+    decoding_file(out).unlink()
+    parse_to_file(FakeParser(), LINES, out, decoding=first)
+    assert "no record of their decoding settings" in capsys.readouterr().err
+    assert decoding_file(out).is_file()

@@ -157,3 +157,31 @@ def test_table1_counts_the_sources_longer_than_the_parser_reads(tmp_path):
     assert summary["table1"]["sources_cut"] == 40.0
     md = write_build_table1(tmp_path / "out", summary)["md"].read_text()
     assert "sources cut (%)" in md and "| 40.00 |" in md
+
+
+class NaNAt:
+    """A similarity whose cosine is NaN for every paraphrase with the letter ``z``, else 0.9."""
+
+    def signature(self) -> str:
+        return "cos(nan-at-z)"
+
+    def cosines(self, pairs):
+        return np.array([np.nan if "z" in b else 0.9 for _, b in pairs])
+
+
+def test_a_nan_similarity_is_no_score_and_never_passes_the_filter(tmp_path):
+    src = tmp_path / "s.amr"
+    src.write_text(
+        "# ::snt The fox sat .\n(s / sit-01 :ARG1 (f / fox))\n\n"
+        "# ::snt A zebra ran .\n(r / run-02 :ARG0 (z / zebra))\n"
+    )
+    items = list(read_items(src))
+    b = Builder(ConceptGenerator(), cfg=BuildConfig(), similarity=NaNAt())
+    records, _, _ = b.process_chunk(items)
+    sims = {p["para_text"]: p["similarity"] for r in records for p in r["paraphrases"]}
+    assert sims and all((v is None) == ("z" in k) for k, v in sims.items())
+    json.dumps(records, allow_nan=False)  # the corpus line stays valid JSON
+    b = Builder(ConceptGenerator(), cfg=BuildConfig(min_similarity=0.5), similarity=NaNAt())
+    records, rejects, counts = b.process_chunk(list(read_items(src)))
+    assert counts["dropped_no_similarity"] == sum("z" in k for k in sims) > 0
+    assert [r["stage"] for r in rejects] == ["filter"] and "best nan" in rejects[0]["reason"]

@@ -109,6 +109,32 @@ def test_acceptable_share_and_filtered_rows_by_hand(table2_run):
     assert f["min_similarity"] == acc["threshold"] and f["acceptable"] == 100.0
     with pytest.raises(ParaAMRError, match="needs the acceptable share"):
         finish_table2(str(out), ["ParaNMT"], meta={}, min_similarity="acceptable")
+    # a calibration under another encoder is refused, not applied to these rows
+    path = out / "acceptable.json"
+    saved = path.read_text()
+    try:
+        path.write_text(json.dumps({**acc, "encoder": "simcse"}))
+        with pytest.raises(ParaAMRError, match="calibrated under 'simcse'"):
+            finish_table2(str(out), ["ParaNMT"], meta={}, acceptable=True)
+    finally:
+        path.write_text(saved)
+
+
+def test_a_filter_setting_off_the_cosine_scale_stops_before_scoring(tmp_path, compose_config):
+    from paraamr.errors import ConfigError
+
+    a = tmp_path / "a.tsv"
+    a.write_text("The cat sat on the mat.\tOn the mat sat the cat.\n")
+    for bad, what in (("60", "0.6, not 60"), ("acceptible", "nor 'acceptable'")):
+        cfg = compose_config(
+            "table2",
+            f"out_dir={tmp_path}/out",
+            f"corpora='A={a}:pairs'",
+            f"filter.min_similarity={bad}",
+        )
+        with pytest.raises(ConfigError, match=what):
+            run_table2(cfg)
+    assert not (tmp_path / "out" / "shards").exists()
 
 
 def test_distribution_figure_draws_the_per_source_values(table2_run):

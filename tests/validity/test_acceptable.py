@@ -79,19 +79,27 @@ def test_judged_pairs_verdicts_by_hand():
 
 
 def test_calibrate_bootstraps_over_sources():
-    x, y = _noisy(n=400, seed=3)
-    # 100 sources of 4 pairs, one judgement each
+    """The interval resamples whole sources (their pairs and every judgement of them), here
+    redone by hand: 60 sources of 4 pairs, 2 judgements a pair."""
+    x, y = _noisy(n=480, seed=3)
+    pairs = x[::2]  # pair k's cosine; judgements 2k and 2k+1 are of pair k
     judged = {
-        "pairs": [("s", f"p{i}") for i in range(len(x))],
-        "source": [str(i // 4) for i in range(len(x))],
-        "item": np.arange(len(x)),
+        "pairs": [("s", f"p{i}") for i in range(len(pairs))],
+        "source": [str(i // 4) for i in range(len(pairs))],
+        "item": np.repeat(np.arange(len(pairs)), 2),
         "verdict": y,
     }
-    r = calibrate(x, judged, judge_cut=70, encoder="e", data="d", bootstrap=100, seed=0)
-    assert r.threshold == pytest.approx(half_way(x, y), abs=1e-6)
-    assert r.ci95[0] < r.threshold < r.ci95[1]
-    assert r.ci95[0] > 0.4 and r.ci95[1] < 0.8
-    assert (r.n_pairs, r.n_judgements, r.n_sources, r.n_preserving) == (400, 400, 100, y.sum())
+    r = calibrate(pairs, judged, judge_cut=70, encoder="e", data="d", bootstrap=60, seed=0)
+    assert r.threshold == pytest.approx(half_way(np.repeat(pairs, 2), y), abs=1e-6)
+    rng = np.random.default_rng(0)
+    draws = []
+    for _ in range(60):
+        pick = rng.integers(0, 60, size=60)
+        rows = [j for s in pick for j in range(8 * s, 8 * s + 8)]  # source s: judgements 8s..
+        draws.append(half_way(np.repeat(pairs, 2)[rows], y[rows]))
+    assert r.ci95 == pytest.approx((np.quantile(draws, 0.025), np.quantile(draws, 0.975)), abs=1e-6)
+    assert r.draws == 60 and r.signature().endswith("boot:60/60")
+    assert (r.n_pairs, r.n_judgements, r.n_sources, r.n_preserving) == (240, 480, 60, y.sum())
     assert r.signature().startswith(f"acceptable:sim>={r.threshold:.3f}[")
     assert AcceptableThreshold.from_json(json.loads(json.dumps(r.to_json()))) == r
 
@@ -176,6 +184,16 @@ def test_the_builder_filter_at_the_acceptable_similarity(tmp_path, compose_confi
     )
     floor = _acceptable_floor(cfg, Similarity(_Fake(), "fake"))
     assert floor == pytest.approx(half_way(np.round(x, 6), y), abs=1e-5)
-    assert len(list((tmp_path / "cache" / "acceptable").glob("*.json"))) == 1
+    cached = list((tmp_path / "cache" / "acceptable").glob("*.json"))
+    assert len(cached) == 1
+    # reused: an edit of the cached file comes back ...
+    cached[0].write_text(json.dumps({**json.loads(cached[0].read_text()), "threshold": 0.321}))
+    assert _acceptable_floor(cfg, Similarity(_Fake(), "fake")) == 0.321
+    # ... until the judgements change (a score edited in place: the same size)
+    cands = tmp_path / "paraphrase" / "parabank-eval" / "candidates.tsv"
+    text = cands.read_text()
+    cands.write_text(text.replace("\t90\t2\n", "\t91\t2\n", 1))
+    assert len(text) == len(cands.read_text())
+    assert _acceptable_floor(cfg, Similarity(_Fake(), "fake")) == pytest.approx(floor, abs=1e-5)
     with pytest.raises(Exception, match="needs a similarity encoder"):
         _acceptable_floor(cfg, None)
