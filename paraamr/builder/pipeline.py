@@ -192,7 +192,14 @@ class Builder:
                 self._reject(rejects, it, "parse", f"malformed AMR graph: {type(e).__name__}: {e}")
                 continue
             if not foci:
-                self._reject(rejects, it, "refocus", "no candidate focus (one-node graph?)")
+                n = len(graph.instances())
+                self._reject(
+                    rejects,
+                    it,
+                    "refocus",
+                    f"no candidate focus under focus.policy={self.cfg.focus_policy} "
+                    f"({n}-node graph)",
+                )
                 continue
             ok, first_error = 0, ""
             for f in foci:

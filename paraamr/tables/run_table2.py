@@ -206,6 +206,7 @@ def finish_table2(
             raise DataNotFoundError(f"{path} not found: run the scoring step (merge=false) first")
         threshold = AcceptableThreshold.from_json(json.loads(path.read_text()))
     min_similarity = similarity_floor(min_similarity)
+    label = min_similarity if min_similarity == ACCEPTABLE else None
     if min_similarity == ACCEPTABLE:
         if threshold is None:
             raise ParaAMRError(
@@ -229,7 +230,7 @@ def finish_table2(
             row = with_acceptable(row, pairs, threshold, bootstrap, seed)
         rows.append(row)
         if min_similarity is not None:
-            f = filtered_row(row, pairs, float(min_similarity), bootstrap, seed)
+            f = filtered_row(row, pairs, float(min_similarity), bootstrap, seed, label)
             if threshold is not None:
                 keep = pairs["similarity"] >= float(min_similarity)
                 f = with_acceptable(

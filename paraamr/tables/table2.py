@@ -267,13 +267,13 @@ def with_acceptable(
     return row
 
 
-def filtered_name(name: str, min_similarity: float) -> str:
-    """The row name of ``name`` filtered at ``min_similarity``.
+def filtered_name(name: str, min_similarity: float, label: str | None = None) -> str:
+    """The row name of ``name`` filtered at ``min_similarity`` (shown as ``label`` if given).
 
-    >>> filtered_name("ParaNMT", 0.6)
-    'ParaNMT sim≥0.6'
+    >>> filtered_name("ParaNMT", 0.6), filtered_name("ParaNMT", 0.597839, "acceptable")
+    ('ParaNMT sim≥0.6', 'ParaNMT sim≥acceptable')
     """
-    return f"{name} sim≥{min_similarity:g}"
+    return f"{name} sim≥{label or format(min_similarity, 'g')}"
 
 
 def filtered_row(
@@ -282,6 +282,7 @@ def filtered_row(
     min_similarity: float,
     bootstrap: int = 0,
     seed: int = 0,
+    label: str | None = None,
 ) -> dict:
     """The Table 2 row of ``row``'s corpus keeping only the pairs with similarity
     ``>= min_similarity`` (a cosine): per-source means over the kept pairs, then the mean over
@@ -300,7 +301,7 @@ def filtered_row(
     _, inverse = np.unique(src, return_inverse=True)
     n_src = int(inverse.max()) + 1 if inverse.size else 0
     out = {
-        "dataset": filtered_name(row["dataset"], min_similarity),
+        "dataset": filtered_name(row["dataset"], min_similarity, label),
         "n_sources": n_src,
         "n_pairs": int(keep.sum()),
     }

@@ -77,7 +77,7 @@ def test_bad_inputs_are_rejected_with_reasons(tmp_path):
     assert sorted(r["stage"] for r in rej) == ["input", "input", "refocus"]
     by_line = {r["line"]: r["reason"] for r in rej}
     assert "malformed PENMAN" in by_line[4] and "::snt" in by_line[10]
-    assert "no candidate focus" in by_line[7]
+    assert "no candidate focus under focus.policy=all (1-node graph)" in by_line[7]
 
 
 def test_generator_failure_is_isolated(tmp_path):

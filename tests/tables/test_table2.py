@@ -106,7 +106,8 @@ def test_acceptable_share_and_filtered_rows_by_hand(table2_run):
         wandb_cfg={"enabled": False},
     )
     f = res["rows"][1]
-    assert f["min_similarity"] == acc["threshold"] and f["acceptable"] == 100.0
+    assert f["dataset"] == "ParaNMT sim≥acceptable" and f["min_similarity"] == acc["threshold"]
+    assert f["acceptable"] == 100.0
     with pytest.raises(ParaAMRError, match="needs the acceptable share"):
         finish_table2(str(out), ["ParaNMT"], meta={}, min_similarity="acceptable")
     # a calibration under another encoder is refused, not applied to these rows
