@@ -174,6 +174,8 @@ BUILT ?= results/built
 DATA ?= $(or $(PARAAMR_DATA),../shared/data)
 SOURCE_SETS := parabank_eval paranmt_small
 .PRECIOUS: $(BUILT)/%_sources.txt $(BUILT)/%.amr
+# the decoding settings amr parse --output records beside a file, kept beside the finished one
+keep_decoding = { ! test -f $(1).part.decoding.json || mv $(1).part.decoding.json $(1).decoding.json; }
 $(BUILT)/parabank_eval_sources.txt:
 	mkdir -p $(@D) && $(PY) -m paraamr.cli sources $(DATA)/paraphrase/parabank-eval \
 		--format parabank-eval-parabank1 > $@.part && mv $@.part $@
@@ -181,8 +183,7 @@ $(BUILT)/paranmt_small_sources.txt:
 	mkdir -p $(@D) && $(PY) -m paraamr.cli sources \
 		$(DATA)/paraphrase/qqppos-paranmt-small/para/valid_src.txt --format src-trg > $@.part && mv $@.part $@
 $(BUILT)/%.amr: $(BUILT)/%_sources.txt | amr-model
-	$(AMR_PARSE) --input $< --progress --output $@.part && mv $@.part.decoding.json $@.decoding.json \
-		&& mv $@.part $@
+	$(AMR_PARSE) --input $< --progress --output $@.part && $(call keep_decoding,$@) && mv $@.part $@
 $(BUILT)/%/all/corpus.jsonl: $(BUILT)/%.amr
 	$(BUILD_AMR) input=$< out_dir=$(BUILT)/$*/all keep_graphs=true $(ARGS)
 $(BUILT)/%/top/corpus.jsonl: $(BUILT)/%.amr
@@ -209,7 +210,7 @@ $(SILVER_DIR)/sentences.txt:
 $(SILVER_DIR)/silver.amr: $(filter $(SILVER_DIR)/sentences.txt,$(SILVER_INPUT)) | amr-model
 	@test -f "$(SILVER_INPUT)" || { echo "make amr-silver: SILVER_INPUT=$(SILVER_INPUT) is no file (one sentence a line)" >&2; exit 2; }
 	mkdir -p $(@D) && $(AMR_PARSE) --input $(SILVER_INPUT) --progress --output $@.part \
-		&& mv $@.part.decoding.json $@.decoding.json && mv $@.part $@
+		&& $(call keep_decoding,$@) && mv $@.part $@
 amr-silver: setup $(SILVER_DIR)/silver.amr ## generator trained on gold + silver graphs (SILVER_INPUT parsed by AMR_MODEL) into SILVER_DIR, AMR_MODEL's parser linked in
 	mkdir -p $(SILVER_DIR) && ln -sfn $(abspath $(AMR_MODEL))/parser $(SILVER_DIR)/parser
 	test -f $(SILVER_DIR)/generator/model/amr_module.json || $(PY) experiments/train_amr.py \

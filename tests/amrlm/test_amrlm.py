@@ -342,7 +342,19 @@ def test_the_builder_runs_on_the_trained_models(train_amr, tmp_path, data_dir):
     summary = json.loads((out / "build_summary.json").read_text())
     assert summary["counts"]["items"] == len(sentences) == 6
     fields = summary["signature"].split("|")
-    assert "stog:amrlm-parser(amr,cap=7x10)" in fields
+    # conf/stog/smollm2.yaml reads 256 tokens; the tiny model's positions leave it fewer
+    stog = next(f for f in fields if f.startswith("stog:"))
+    assert stog.startswith("stog:amrlm-parser(amr,cap=7x10,reads=") and stog.endswith(")")
+    reads = int(stog.rsplit("=", 1)[1][:-1])
+    assert 32 < reads < 256  # over the trained 32, under 256
+    # Table 1's sources cut: the sentences longer than that, counted here word by word
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(model / "parser" / "model"))
+    lengths = [sum(len(tok(" " + w, add_special_tokens=False)["input_ids"]) for w in s.split())
+               for s in sentences]  # fmt: skip
+    cut = sum(n > reads for n in lengths)
+    assert summary["table1"]["sources_cut"] == round(100 * cut / len(sentences), 2)
     assert "generator:amrlm-generator(amr,no-repeat=4)" in fields
     missing = subprocess.run([*cmd[:4], "stog=smollm2", "generator=smollm2",
                               f"amr_model={tmp_path / 'none'}", "lm=none"],
