@@ -209,9 +209,7 @@ def calibrate(
             "sources have a half-way point: too few judgements for an interval"
         )
     lo, hi = (
-        (float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975)))
-        if draws
-        else (t, t)
+        (float(np.quantile(draws, 0.025)), float(np.quantile(draws, 0.975))) if draws else (t, t)
     )
     return AcceptableThreshold(
         threshold=round(t, 6),
