@@ -100,14 +100,16 @@ def make_builder(cfg: DictConfig) -> Builder:
 
 def _acceptable_floor(cfg: DictConfig, similarity) -> float:
     """``filter.min_similarity=acceptable``: the calibrated acceptable similarity of the build's
-    encoder (:func:`paraamr.validity.acceptable.machine_calibration`, default settings)."""
+    encoder (:func:`paraamr.validity.acceptable.calibrate_parabank_eval`, default settings, once
+    per machine)."""
     from paraamr.datadir import data_path
     from paraamr.errors import ConfigError
-    from paraamr.validity.acceptable import machine_calibration
+    from paraamr.validity.acceptable import MACHINE_CACHE, calibrate_parabank_eval
 
     if similarity is None:
         raise ConfigError("filter.min_similarity=acceptable needs a similarity encoder")
-    res = machine_calibration(data_path(cfg.paths.data_dir), similarity.encoder, similarity.label)
+    data = data_path(cfg.paths.data_dir)
+    res = calibrate_parabank_eval(data, similarity.encoder, similarity.label, cache=MACHINE_CACHE)
     log.info("filter.min_similarity=acceptable: %s", res.signature())
     return float(res.threshold)
 

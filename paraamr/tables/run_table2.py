@@ -160,19 +160,20 @@ def acceptable_enabled(cfg: DictConfig) -> bool:
 
 def calibrated_threshold(cfg: DictConfig, encoder):
     """The acceptable similarity under this run's encoder
-    (:func:`paraamr.validity.acceptable.machine_calibration`), recorded in
+    (:func:`paraamr.validity.acceptable.calibrate_parabank_eval`, once per machine), recorded in
     ``OUT/acceptable.json``."""
     from paraamr.utils import write_json_atomic
-    from paraamr.validity.acceptable import machine_calibration
+    from paraamr.validity.acceptable import MACHINE_CACHE, calibrate_parabank_eval
 
     acc = cfg.acceptable
-    res = machine_calibration(
+    res = calibrate_parabank_eval(
         data_path(cfg.paths.data_dir),
         encoder,
         similarity_label(cfg.similarity),
         judge_cut=float(acc.judge_cut),
         bootstrap=int(acc.bootstrap),
         seed=int(cfg.seed),
+        cache=MACHINE_CACHE,
         batch_size=int(cfg.metrics.similarity_batch_size),
     )
     write_json_atomic(Path(cfg.out_dir) / ACCEPTABLE_FILE, res.to_json(), sort_keys=False)

@@ -45,13 +45,15 @@ __all__ = [
     "judged_pairs",
     "calibrate",
     "calibrate_parabank_eval",
-    "machine_calibration",
+    "MACHINE_CACHE",
     "JUDGEMENTS",
     "acceptable_shares",
 ]
 
 #: a judgement calls a pair meaning-preserving at this meaning score (0-100) or above
 JUDGE_CUT = 70.0
+#: ``cache=MACHINE_CACHE``: keep a calibration once per machine (:func:`machine_cache_file`)
+MACHINE_CACHE = "machine"
 #: the judgements the acceptable similarity is calibrated on, inside the data folder
 JUDGEMENTS = Path("paraphrase") / "parabank-eval" / "candidates.tsv"
 
@@ -227,6 +229,23 @@ def calibrate(
     )
 
 
+def machine_cache_file(
+    data_dir: str | Path, encoder_label: str, judge_cut: float, bootstrap: int, seed: int
+) -> Path:
+    """Where a calibration is kept once per machine: the cache folder
+    (:func:`paraamr.datadir.cache_root` ``/acceptable/``), the file named by the encoder, the
+    settings and the judgement files' contents (``candidates.tsv`` and ``ref.tsv``)."""
+    import hashlib
+
+    from paraamr.datadir import cache_root
+
+    h = hashlib.blake2b(f"{encoder_label}|{judge_cut}|{bootstrap}|{seed}".encode(), digest_size=8)
+    for name in (JUDGEMENTS, JUDGEMENTS.with_name("ref.tsv")):
+        f = Path(data_dir) / name
+        h.update(f.read_bytes() if f.is_file() else b"<missing>")
+    return cache_root() / "acceptable" / f"{h.hexdigest()}.json"
+
+
 def calibrate_parabank_eval(
     data_dir: str | Path,
     encoder: Any,
@@ -239,11 +258,14 @@ def calibrate_parabank_eval(
     batch_size: int = 128,
 ) -> AcceptableThreshold:
     """:func:`calibrate` on ParaBank-Eval's judgements (``<data_dir>/paraphrase/parabank-eval``)
-    under ``encoder``; with ``cache``, the result is read from that JSON file when it was made
-    with the same encoder, cut, resamples and seed, and written there otherwise."""
+    under ``encoder``; with ``cache`` (a JSON file, or :data:`MACHINE_CACHE` for
+    :func:`machine_cache_file`), the result is read from there when it was made with the same
+    encoder, cut, resamples and seed, and written there otherwise."""
     from paraamr.metrics.semantic import cosine_pairs
     from paraamr.validity.judgements import read_judgements
 
+    if cache == MACHINE_CACHE:
+        cache = machine_cache_file(data_dir, encoder_label, judge_cut, bootstrap, seed)
     path = (Path(data_dir) / JUDGEMENTS).parent
     want = {"judge_cut": float(judge_cut), "encoder": encoder_label}
     want |= {"bootstrap": bootstrap, "seed": seed}
@@ -269,40 +291,6 @@ def calibrate_parabank_eval(
         Path(cache).parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(Path(cache), res.to_json(), sort_keys=False)
     return res
-
-
-def machine_calibration(
-    data_dir: str | Path,
-    encoder: Any,
-    encoder_label: str,
-    *,
-    judge_cut: float = JUDGE_CUT,
-    bootstrap: int = 200,
-    seed: int = 0,
-    batch_size: int = 128,
-) -> AcceptableThreshold:
-    """:func:`calibrate_parabank_eval` once per machine: kept in the cache folder
-    (:func:`paraamr.datadir.cache_root` ``/acceptable/``), keyed by the encoder, the settings
-    and the judgement files' contents (``candidates.tsv`` and ``ref.tsv``)."""
-    import hashlib
-
-    from paraamr.datadir import cache_root
-
-    h = hashlib.blake2b(f"{encoder_label}|{judge_cut}|{bootstrap}|{seed}".encode(), digest_size=8)
-    for name in (JUDGEMENTS, JUDGEMENTS.with_name("ref.tsv")):
-        f = Path(data_dir) / name
-        h.update(f.read_bytes() if f.is_file() else b"<missing>")
-    digest = h.hexdigest()
-    return calibrate_parabank_eval(
-        data_dir,
-        encoder,
-        encoder_label,
-        judge_cut=judge_cut,
-        bootstrap=bootstrap,
-        seed=seed,
-        cache=cache_root() / "acceptable" / f"{digest}.json",
-        batch_size=batch_size,
-    )
 
 
 def acceptable_shares(
