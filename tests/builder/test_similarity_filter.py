@@ -141,19 +141,21 @@ class WordStog:
 
 def test_table1_counts_the_sources_longer_than_the_parser_reads(tmp_path):
     """Table 1 of a build from sentences gets the share of sources the parser cut (here 2 of
-    5 are longer than 7 tokens), from the builder's counts."""
+    the 5 it parsed are longer than 7 tokens; the empty line, rejected before parsing, is not
+    one of them), from the builder's counts."""
     from paraamr.builder.pipeline import build_shard
     from paraamr.builder.run import finish_build
     from paraamr.tables.table1 import write_build_table1
 
     src = tmp_path / "s.txt"
     sents = ["The cat sat on the mat .", "A dog ran .", "One two three four five six seven .",
-             "Birds sing .", "We saw the little prince smile at the fox ."]  # fmt: skip
+             "", "Birds sing .", "We saw the little prince smile at the fox ."]  # fmt: skip
     src.write_text("\n".join(sents) + "\n")
     b = Builder(ConceptGenerator(), stog=WordStog(7), cfg=BuildConfig(chunk_size=2))
     build_shard(b, src, tmp_path / "out", progress=False)
     summary = finish_build(str(tmp_path / "out"), 1)
-    assert summary["counts"]["parse_cut"] == 2 and summary["counts"]["items"] == 5
+    c = summary["counts"]
+    assert (c["parse_cut"], c["parsed"], c["items"]) == (2, 5, 6)
     assert summary["table1"]["sources_cut"] == 40.0
     md = write_build_table1(tmp_path / "out", summary)["md"].read_text()
     assert "sources cut (%)" in md and "| 40.00 |" in md
