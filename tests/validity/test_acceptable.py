@@ -108,18 +108,23 @@ def test_acceptable_share_and_interval_by_hand():
     sim = np.array([0.9, 0.2, 0.8, 0.75, 0.1, 0.7])
     src = np.array([5, 5, 7, 9, 9, 9])
     share, ci = acceptable_shares(sim, src, 0.75)
-    assert share == pytest.approx(3 / 6)
-    # every resample of sources: the ratio of accepted pairs to pairs in the resampled sources
-    share, ci = acceptable_shares(sim, src, 0.75, bootstrap=500, seed=0)
-    per_source = {5: (1, 2), 7: (1, 1), 9: (1, 3)}
+    assert share == pytest.approx(3 / 6) and ci is None
+    # the interval: every resample of sources gives the ratio of accepted pairs to pairs in
+    # the resampled sources (not the mean of the sources' shares); 8 sources of 1-5 pairs
+    rng = np.random.default_rng(4)
+    sizes = [1, 5, 2, 4, 3, 1, 5, 2]
+    src = np.repeat(np.arange(8), sizes)
+    sim = rng.uniform(0, 1, src.size)
+    share, ci = acceptable_shares(sim, src, 0.6, bootstrap=500, seed=0)
+    per_source = [(int((sim[src == k] >= 0.6).sum()), int((src == k).sum())) for k in range(8)]
     rng = np.random.default_rng(0)
-    keys = sorted(per_source)
     draws = []
     for _ in range(500):
-        pick = np.bincount(rng.integers(0, 3, size=3), minlength=3)
-        hits = sum(w * per_source[k][0] for w, k in zip(pick, keys, strict=True))
-        sizes = sum(w * per_source[k][1] for w, k in zip(pick, keys, strict=True))
-        draws.append(hits / sizes)
+        pick = np.bincount(rng.integers(0, 8, size=8), minlength=8)
+        hits = sum(w * h for w, (h, _) in zip(pick, per_source, strict=True))
+        n = sum(w * m for w, (_, m) in zip(pick, per_source, strict=True))
+        draws.append(hits / n)
+    assert share == pytest.approx(sum(h for h, _ in per_source) / src.size)
     assert ci == pytest.approx((np.quantile(draws, 0.025), np.quantile(draws, 0.975)))
 
 
