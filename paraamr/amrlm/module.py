@@ -25,9 +25,11 @@ from paraamr.precision import Precision, apply, resolve
 from paraamr.training.seq2seq import Seq2SeqModule, decode_ids
 from paraamr.utils import is_whole
 
-__all__ = ["AMRModule", "DIRECTIONS", "AMR_MODULE_FILE", "cap_label", "decode_label"]
+__all__ = ["AMRModule", "DIRECTIONS", "CONSTRAINTS", "AMR_MODULE_FILE", "cap_label", "decode_label"]
 
 DIRECTIONS = ("parse", "generate")
+#: a constrained parser's rule: BalancedGraph's bracket counting, or the graph grammar
+CONSTRAINTS = ("brackets", "grammar")
 
 
 def cap_label(cap: Sequence[float] | None) -> str:
@@ -69,6 +71,10 @@ class AMRModule(Seq2SeqModule):
             copies of one block of tokens (:func:`paraamr.amrlm.constraint.repeated_tail`;
             ``null``: off), so a looping answer ends where the loop shows.
         num_beams: beams of the decoding (1: greedy).
+        constraint: with ``constrained``: ``brackets`` (:class:`BalancedGraph`: balanced
+            brackets, closed within the answer limit) or ``grammar`` (the graph grammar of
+            :mod:`paraamr.amrlm.grammar`: AMR roles, one space between items; greedy only; an
+            answer the limit cuts is closed after it). The ``genai`` engine runs the grammar.
         graph_form: ``generate`` only: how the prompt writes the graph
             (:func:`paraamr.amrlm.data.graph_prompt`: ``serialized``, without variables, or
             ``penman``, with them).
@@ -89,6 +95,7 @@ class AMRModule(Seq2SeqModule):
         graph_form: str = "serialized",
         stop_loops: int | None = None,
         num_beams: int = 1,
+        constraint: str = "brackets",
         **kwargs: Any,
     ) -> None:
         from paraamr.amrlm.data import GRAPH_FORMS
@@ -110,7 +117,8 @@ class AMRModule(Seq2SeqModule):
                                                                     "parse"),
                              max_depth=None if max_depth is None else int(max_depth),
                              graph_form=graph_form)  # fmt: skip
-        self.set_decoding(answer_cap, no_repeat_words, stop_loops=stop_loops, num_beams=num_beams)
+        self.set_decoding(answer_cap, no_repeat_words, stop_loops=stop_loops, num_beams=num_beams,
+                          constraint=constraint)  # fmt: skip
         self._brackets: BracketTable | None = None
         #: the precision of :meth:`generate`'s weights (:meth:`set_precision`); training has its own
         self.inference_precision: Precision = resolve(None)
@@ -136,20 +144,38 @@ class AMRModule(Seq2SeqModule):
         max_new_tokens: int | None = None,
         **kwargs: Any,
     ) -> list[str]:
-        """Greedy (or beam) answers for ``sources``; a parser's inside :class:`BalancedGraph`.
-        ``num_beams``: this call's beams instead of the module's ``num_beams`` setting."""
+        """Greedy (or beam) answers for ``sources``; a parser's under its ``constraint``
+        (:class:`BalancedGraph`, or the graph grammar of :mod:`paraamr.amrlm.grammar`, which
+        the ``genai`` engine always runs). ``num_beams``: this call's beams instead of the
+        module's ``num_beams`` setting."""
         limit = max_new_tokens or self.settings["max_target_length"]
+        if self.engine_pipeline is not None:
+            return self._pipeline_answers(sources, limit)
         batch = self.encode_batch(sources)
         beams = num_beams or self.settings.get("num_beams", 1)
         gen: dict[str, Any] = {"max_new_tokens": limit, "num_beams": beams, "do_sample": False}
-        if self.settings["constrained"]:
+        start = batch["input_ids"].shape[1]
+        grammar = self.grammar()
+        if grammar is not None:
+            from transformers import LogitsProcessorList
+
+            from paraamr.amrlm.grammar import GrammarLogits
+
+            if beams > 1:
+                raise ConfigError("model.constraint=grammar decodes greedily; "
+                                  f"num_beams={beams} needs constraint brackets")  # fmt: skip
+            limits = [self.answer_limit(x, limit) for x in sources]
+            rule = GrammarLogits(self.tokenizer, grammar, len(sources) * beams, start,
+                                 self.model.config.vocab_size, limits=limits,
+                                 eos=self.tokenizer.eos_token_id)  # fmt: skip
+            gen["logits_processor"] = LogitsProcessorList([rule])
+        elif self.settings["constrained"]:
             from transformers import LogitsProcessorList
 
             depth = self.settings["max_depth"] or 40
             loops = self.settings.get("stop_loops")
             rules = [BalancedGraph(self.brackets(), self.answer_limit(x, limit), depth, loops)
                      for x in sources]  # fmt: skip
-            start = batch["input_ids"].shape[1]
             gen["logits_processor"] = LogitsProcessorList([ConstrainedLogits(rules, start)])
         n = self.settings.get("no_repeat_words")
         if n and self.settings["direction"] == "generate":
@@ -157,12 +183,60 @@ class AMRModule(Seq2SeqModule):
 
             from paraamr.lms.repeats import RepeatedWordBlocker
 
-            start = batch["input_ids"].shape[1]
             gen["logits_processor"] = LogitsProcessorList(
                 [RepeatedWordBlocker(self.tokenizer, start, n)]
             )
         out = self.generate_ids(batch, **gen)
-        return [decode_ids(self.tokenizer, ids) for ids in out]
+        texts = [decode_ids(self.tokenizer, ids) for ids in out]
+        return self._closed(texts) if grammar is not None else texts
+
+    def grammar(self) -> str | None:
+        """The EBNF grammar the parser decodes under (:func:`paraamr.amrlm.grammar.
+        graph_grammar`), or ``None`` where its constraint is none or ``brackets``."""
+        from paraamr.amrlm.grammar import graph_grammar
+
+        if not self.settings["constrained"]:
+            return None
+        if self.settings.get("constraint") != "grammar" and self.engine_pipeline is None:
+            return None
+        return graph_grammar(self.settings["max_depth"])
+
+    @staticmethod
+    def _closed(texts: list[str]) -> list[str]:
+        from paraamr.amrlm.grammar import close_graph
+
+        return [close_graph(t) for t in texts]
+
+    def _pipeline_answers(self, sources: Sequence[str], limit: int) -> list[str]:
+        """The answers of the ``genai`` engine: per-row limits, the grammar for a parser."""
+        s, tok = self.settings, self.tokenizer
+        sep = tok("\n", add_special_tokens=False)["input_ids"]
+        prompts = [self.units(x)[: s["max_source_length"]] + sep for x in sources]
+        limits = [self.answer_limit(x, limit) for x in sources]
+        grammar = self.grammar()
+        ids = self.engine_pipeline.answers(prompts, limits, int(tok.eos_token_id), grammar)
+        texts = [decode_ids(tok, torch.tensor(row, dtype=torch.long)) for row in ids]
+        return self._closed(texts) if grammar is not None else texts
+
+    def set_engine(self, engine: dict[str, Any] | None, what: str = "engine") -> dict[str, Any]:
+        """:meth:`Seq2SeqModule.set_engine`, after refusing what OpenVINO GenAI's pipeline
+        cannot run: the parser's ``stop_loops`` and the generator's ``no_repeat_words`` (its
+        greedy search has no n-gram rule; ``no_repeat_ngram_size`` applies to beam search
+        only)."""
+        from paraamr.lms.engines import check_engine
+
+        if check_engine(engine, what)["name"] == "genai":
+            s = self.settings
+            if s.get("stop_loops"):
+                raise ConfigError(f"{what}.name=genai cannot stop loops inside its pipeline: "
+                                  "set stop_loops null or use the openvino engine")  # fmt: skip
+            if s["direction"] == "generate" and s.get("no_repeat_words"):
+                raise ConfigError(
+                    f"{what}.name=genai has no greedy n-gram rule for the generator's "
+                    f"no_repeat_words={s['no_repeat_words']}: use the openvino engine for it "
+                    "(or no_repeat_words null)"
+                )
+        return super().set_engine(engine, what)
 
     def set_precision(self, dtype: str | None, what: str = "dtype") -> Precision:
         """Run :meth:`generate` in ``dtype`` on this module's device
@@ -181,9 +255,11 @@ class AMRModule(Seq2SeqModule):
         *,
         stop_loops: int | None = None,
         num_beams: int = 1,
+        constraint: str | None = None,
     ) -> None:
         """Set the decoding settings (checked): a saved model decodes with other ones when
-        re-scored or used by the builder."""
+        re-scored or used by the builder. ``constraint``: a constrained parser's rule,
+        ``brackets`` or ``grammar`` (``None``: keep the module's)."""
         if answer_cap is not None and (len(answer_cap) != 2 or min(answer_cap) < 0):
             raise ConfigError(f"model.answer_cap must be [ratio, extra] >= 0 or null, got "
                               f"{answer_cap!r}")  # fmt: skip
@@ -196,6 +272,11 @@ class AMRModule(Seq2SeqModule):
         self.settings["no_repeat_words"] = None if no_repeat_words is None else int(no_repeat_words)
         self.settings["stop_loops"] = None if stop_loops is None else int(stop_loops)
         self.settings["num_beams"] = int(num_beams)
+        if constraint is not None:
+            if constraint not in CONSTRAINTS:
+                raise ConfigError(f"model.constraint must be one of {CONSTRAINTS}, got "
+                                  f"{constraint!r}")  # fmt: skip
+            self.settings["constraint"] = constraint
 
     def set_read_limit(self, tokens: int | None, what: str = "read_tokens") -> int:
         """Read at most ``tokens`` source tokens when decoding (``None``: the length the model

@@ -222,7 +222,9 @@ class TrainedStog:
     (:meth:`~paraamr.amrlm.module.AMRModule.set_precision`; the signature names it unless fp32);
     ``engine``: what it decodes on (:mod:`paraamr.lms.engines`; the signature names it unless
     ``hf``); ``read_tokens``: the most sentence tokens it reads (``None``: its training length;
-    the signature names it when it differs), :meth:`cut` counts the sentences longer."""
+    the signature names it when it differs), :meth:`cut` counts the sentences longer;
+    ``constraint``: ``brackets`` or ``grammar`` (:mod:`paraamr.amrlm.grammar`, which the
+    ``genai`` engine always runs; the signature names it)."""
 
     def __init__(
         self,
@@ -235,12 +237,14 @@ class TrainedStog:
         dtype: str | None = None,
         engine: Mapping[str, Any] | None = None,
         read_tokens: int | None = None,
+        constraint: str = "brackets",
     ):
         self.model_dir, self.batch_size = model_dir, batch_size
         self.module = _trained(model_dir, "parse", device)
         self.trained_tokens = self.module.set_read_limit(None)
         self.read_tokens = self.module.set_read_limit(read_tokens, "stog.read_tokens")
-        self.module.set_decoding(answer_cap, None, stop_loops=stop_loops, num_beams=num_beams)
+        self.module.set_decoding(answer_cap, None, stop_loops=stop_loops, num_beams=num_beams,
+                                 constraint=constraint)  # fmt: skip
         self.precision = self.module.set_precision(dtype, "stog.dtype")
         self.engine = self.module.set_engine(engine, "stog.engine")
 
@@ -249,6 +253,8 @@ class TrainedStog:
 
         s = self.module.settings
         extra = _decoding_extra(s["num_beams"], loops=s["stop_loops"]) + _label(self.precision)
+        if self.module.grammar() is not None:
+            extra += ",grammar"
         extra += _engine_label(self.engine)
         if self.read_tokens != self.trained_tokens:
             extra += f",reads={self.read_tokens}"

@@ -1,13 +1,20 @@
-"""The engine a trained decoder-only model decodes on: ``hf`` (PyTorch, the model as trained)
-or ``openvino`` (its OpenVINO IR, :func:`paraamr.lms.export.openvino_ir`, run by the OpenVINO
-runtime). Either engine runs the project's own greedy loop
+"""The engine a trained decoder-only model decodes on: ``hf`` (PyTorch, the model as trained),
+``openvino`` (its OpenVINO IR, :func:`paraamr.lms.export.openvino_ir`, run by the OpenVINO
+runtime) or ``genai`` (the same IR under OpenVINO GenAI's continuous-batching pipeline,
+:class:`paraamr.lms.genai.GenAIPipeline`).
+
+``hf`` and ``openvino`` run the project's own greedy loop
 (:func:`paraamr.lms.greedy.greedy_compact`: finished rows leave the batch, the logits
 processors of the model's decoding applied at every step), so the constraints of the AMR
-parser (balanced graphs, answer caps) and the generator's no-repeat rule hold on both; only the
-forward passes differ. ``openvino`` runs greedy decoding only (beam search stays on ``hf``).
+parser (balanced graphs or the graph grammar, answer caps) and the generator's no-repeat rule
+hold on both; only the forward passes differ. ``genai`` decodes in C++: the parser runs the
+graph grammar (:mod:`paraamr.amrlm.grammar`, XGrammar inside the pipeline), answer caps are
+per-row length limits, and the generator's word n-gram rule becomes the pipeline's token
+n-gram rule. ``openvino`` and ``genai`` run greedy decoding only (beam search stays on ``hf``).
 
-Settings (``conf/engine/``): ``name`` (``hf`` | ``openvino``), ``precision`` (``f32`` |
-``bf16``: OpenVINO's inference precision hint) and ``threads`` (``null``: OpenVINO's default).
+Settings (``conf/engine/``): ``name`` (``hf`` | ``openvino`` | ``genai``), ``precision``
+(``f32`` | ``bf16``: OpenVINO's inference precision hint) and ``threads`` (``null``:
+OpenVINO's default).
 OpenVINO 2026.4.1 stops the process with a floating-point exception on bf16 when it runs on one
 core (one inference thread, or a process pinned to one core) on a 2-core Xeon with AMX, so bf16
 on fewer than two cores is refused.
@@ -27,9 +34,10 @@ import torch
 
 from paraamr.errors import ConfigError
 
-__all__ = ["ENGINES", "PRECISIONS", "check_engine", "engine_label", "OpenVINOSteps"]
+__all__ = ["ENGINES", "PRECISIONS", "check_engine", "engine_label", "OpenVINOSteps",
+           "refuse_bf16_on_one_core"]  # fmt: skip
 
-ENGINES = ("hf", "openvino")
+ENGINES = ("hf", "openvino", "genai")
 PRECISIONS = ("f32", "bf16")
 
 
@@ -41,7 +49,7 @@ def check_engine(engine: Mapping[str, Any] | None, what: str = "engine") -> dict
     >>> check_engine({"name": "vllm"})
     Traceback (most recent call last):
     ...
-    paraamr.errors.ConfigError: engine.name must be one of ('hf', 'openvino'), got 'vllm'
+    paraamr.errors.ConfigError: engine.name must be one of ('hf', 'openvino', 'genai'), got 'vllm'
     """
     e = {"name": "hf", "precision": "f32", "threads": None, **dict(engine or {})}
     if e["name"] not in ENGINES:
@@ -50,7 +58,7 @@ def check_engine(engine: Mapping[str, Any] | None, what: str = "engine") -> dict
         raise ConfigError(f"{what}.precision must be one of {PRECISIONS}, got {e['precision']!r}")
     if e["threads"] is not None and int(e["threads"]) < 1:
         raise ConfigError(f"{what}.threads must be >= 1 or null, got {e['threads']!r}")
-    if e["name"] == "openvino" and e["precision"] == "bf16" and e["threads"] == 1:
+    if e["name"] != "hf" and e["precision"] == "bf16" and e["threads"] == 1:
         raise ConfigError(f"{what}: OpenVINO bf16 on one thread stops with a floating-point "
                           "exception; use threads >= 2 or precision f32")  # fmt: skip
     return {k: e[k] for k in ("name", "precision", "threads")}
@@ -60,6 +68,16 @@ def engine_label(engine: Mapping[str, Any] | None) -> str:
     """What a signature adds for the engine (nothing for ``hf``, so old names stay)."""
     e = check_engine(engine)
     return "" if e["name"] == "hf" else f",engine={e['name']}-{e['precision']}"
+
+
+def refuse_bf16_on_one_core(precision: str, threads: int | None) -> None:
+    """A :class:`ConfigError` for OpenVINO bf16 on fewer than two cores (the threads asked
+    for, or the cores this process may use), which stops the process on a CPU with AMX."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if precision == "bf16" and min(int(threads or cores or 1), cores or 1) < 2:
+        raise ConfigError("engine: OpenVINO bf16 on one core stops with a floating-point "
+                          f"exception ({cores} core(s) this process may use, threads "
+                          f"{threads}); use precision f32")  # fmt: skip
 
 
 class OpenVINOSteps:
@@ -78,11 +96,7 @@ class OpenVINOSteps:
 
         from paraamr.lms.export import IR_FILE, ExportError
 
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        if precision == "bf16" and min(int(threads or cores or 1), cores or 1) < 2:
-            raise ConfigError("engine: OpenVINO bf16 on one core stops with a floating-point "
-                              f"exception ({cores} core(s) this process may use, threads "
-                              f"{threads}); use precision f32")  # fmt: skip
+        refuse_bf16_on_one_core(precision, threads)
         xml = Path(folder) / IR_FILE
         if not xml.is_file():
             raise ExportError(f"{folder}: no {IR_FILE} (export it again: delete the folder)")

@@ -47,11 +47,14 @@ log = logging.getLogger(__name__)
 IR_FILE = "openvino_model.xml"
 RECORD = "export.json"
 #: the packages whose versions shape the exported graph
-EXPORTER_PACKAGES = ("optimum-intel", "optimum", "transformers", "openvino", "torch")
+EXPORTER_PACKAGES = (
+    "optimum-intel", "optimum", "transformers", "openvino", "openvino-tokenizers", "torch",
+)  # fmt: skip
 #: how the graph is exported (in the key: another task or format is another graph)
 EXPORT_ARGS = ("--task", "text-generation-with-past", "--weight-format", "fp32")
-#: the model files the graph is made from (the tokenizer is not in it: prompts are tokenized
-#: by the Hugging Face tokenizer in this process)
+#: the model files the graph is made from (the tokenizer's IR, which openvino-tokenizers
+#: writes beside it for OpenVINO GenAI, follows the tokenizer files, which training never
+#: changes; prompts are tokenized by the Hugging Face tokenizer in this process)
 WEIGHT_FILES = ("config.json", "model.safetensors", "pytorch_model.bin")
 
 

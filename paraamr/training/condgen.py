@@ -67,6 +67,8 @@ class CondGenModule(pl.LightningModule):
         #: the forward passes of greedy decoding on another engine
         #: (:class:`paraamr.lms.engines.OpenVINOSteps`); ``None``: this module's own model
         self.engine_steps: Any = None
+        #: a pipeline that decodes whole answers itself (``engine=genai``), or ``None``
+        self.engine_pipeline: Any = None
 
     # ------------------------------------------------------------------ task hooks
     def optimizer_settings(self) -> dict[str, Any]:

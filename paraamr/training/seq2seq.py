@@ -319,38 +319,48 @@ class Seq2SeqModule(CondGenModule):
     def set_engine(self, engine: dict[str, Any] | None, what: str = "engine") -> dict[str, Any]:
         """Decode greedily on ``engine`` (:func:`paraamr.lms.engines.check_engine`): ``hf``,
         this module's own model; ``openvino``, the OpenVINO IR of the saved model this module
-        was loaded from (exported once, :func:`paraamr.lms.export.openvino_ir`). Returns the
-        checked settings."""
+        was loaded from (exported once, :func:`paraamr.lms.export.openvino_ir`), under the
+        project's greedy loop; ``genai``, the same IR under OpenVINO GenAI's pipeline
+        (:class:`paraamr.lms.genai.GenAIPipeline`). Returns the checked settings."""
         from paraamr.lms.engines import OpenVINOSteps, check_engine
 
         e = check_engine(engine, what)
         self.engine_steps = None
-        if e["name"] == "openvino":
-            from paraamr.lms.export import openvino_ir
+        self.engine_pipeline = None
+        if e["name"] == "hf":
+            return e
+        from paraamr.lms.export import openvino_ir
 
-            self.require_causal(f"{what}.name=openvino")
-            if int(self.settings.get("num_beams") or 1) > 1:
-                raise ConfigError(
-                    f"{what}.name=openvino decodes greedily only; "
-                    f"num_beams={self.settings['num_beams']} needs the hf engine"
-                )
-            if self.device.type != "cpu":
-                raise ConfigError(
-                    f"{what}.name=openvino runs on the CPU; the module is on "
-                    f"{self.device} (use the hf engine there)"
-                )
-            precision = getattr(self, "inference_precision", None)
-            if precision is not None and precision.weights != "fp32":
-                raise ConfigError(
-                    f"{what}.name=openvino decodes the saved fp32 weights: its "
-                    f"precision is {what}.precision, not dtype "
-                    f"{precision.weights}"
-                )
-            saved = Path(str(self.settings["model_name_or_path"]))
-            if not (saved / self.sidecar).is_file():
-                raise ConfigError(f"{what}.name=openvino decodes a saved model; {saved} is none "
-                                  f"(no {self.sidecar})")  # fmt: skip
-            self.engine_steps = OpenVINOSteps(openvino_ir(saved), e["precision"], e["threads"])
+        name = e["name"]
+        self.require_causal(f"{what}.name={name}")
+        if int(self.settings.get("num_beams") or 1) > 1:
+            raise ConfigError(
+                f"{what}.name={name} decodes greedily only; "
+                f"num_beams={self.settings['num_beams']} needs the hf engine"
+            )
+        if self.device.type != "cpu":
+            raise ConfigError(
+                f"{what}.name={name} runs on the CPU; the module is on "
+                f"{self.device} (use the hf engine there)"
+            )
+        precision = getattr(self, "inference_precision", None)
+        if precision is not None and precision.weights != "fp32":
+            raise ConfigError(
+                f"{what}.name={name} decodes the saved fp32 weights: its "
+                f"precision is {what}.precision, not dtype "
+                f"{precision.weights}"
+            )
+        saved = Path(str(self.settings["model_name_or_path"]))
+        if not (saved / self.sidecar).is_file():
+            raise ConfigError(f"{what}.name={name} decodes a saved model; {saved} is none "
+                              f"(no {self.sidecar})")  # fmt: skip
+        folder = openvino_ir(saved)
+        if name == "genai":
+            from paraamr.lms.genai import GenAIPipeline
+
+            self.engine_pipeline = GenAIPipeline(folder, e["precision"], e["threads"])
+        else:
+            self.engine_steps = OpenVINOSteps(folder, e["precision"], e["threads"])
         return e
 
     # ---------------------------------------------------------------- files

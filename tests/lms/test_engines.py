@@ -85,6 +85,94 @@ def test_openvino_answers_equal_pytorch_under_the_constraints(saved_amr):
     assert _answers(gen, prompts, {"name": "openvino"}) == _answers(gen, prompts, {"name": "hf"})
 
 
+@needs_export
+def test_genai_answers_equal_pytorch_and_openvino_under_the_grammar(saved_amr):
+    """One grammar on three engines: XGrammar's matcher in the project's loop (PyTorch,
+    OpenVINO) and inside OpenVINO GenAI's pipeline give the same greedy answers, cut answers
+    closed the same way."""
+    from paraamr.amr.serialize import deserialize
+    from paraamr.amrlm.grammar import accepts, graph_grammar
+    from paraamr.amrlm.module import AMRModule
+
+    parser = AMRModule.from_saved(saved_amr / "parser" / "model")
+    parser.set_decoding([2.0, 4.0], None, constraint="grammar")
+    hf = _answers(parser, SENTENCES, {"name": "hf"})
+    assert _answers(parser, SENTENCES, {"name": "openvino", "threads": 1}) == hf
+    assert _answers(parser, SENTENCES, {"name": "genai", "threads": 1}) == hf
+    grammar = graph_grammar(parser.settings["max_depth"])
+    assert all(accepts(grammar, a) and deserialize(a) is not None for a in hf), hf
+
+    gen = AMRModule.from_saved(saved_amr / "generator" / "model")
+    gen.set_decoding(None, None)
+    prompts = ["( want-01 :ARG0 ( boy ) :ARG1 ( go-02 :ARG0 boy ) )", "( rain-01 )"] * 2
+    assert _answers(gen, prompts, {"name": "genai"}) == _answers(gen, prompts, {"name": "hf"})
+
+
+@needs_export
+def test_genai_greedy_search_has_no_ngram_rule(saved_amr):
+    """Why the generator's no-repeat rule is refused on ``genai``: the pipeline's own
+    ``no_repeat_ngram_size`` leaves greedy answers as they are (a token bigram written twice,
+    counted here), so it cannot stand in for the rule."""
+    from paraamr.amrlm.module import AMRModule
+    from paraamr.lms.export import openvino_ir
+    from paraamr.lms.genai import GenAIPipeline
+
+    gen = AMRModule.from_saved(saved_amr / "generator" / "model")
+    pipe = GenAIPipeline(openvino_ir(saved_amr / "generator" / "model"), threads=1)
+    prompts = [gen.units(p) for p in ("( want-01 :ARG0 ( boy ) )", "( rain-01 )", "( a )")]
+    eos = int(gen.tokenizer.eos_token_id)
+
+    def twice(rows):
+        grams = [list(zip(r, r[1:], strict=False)) for r in rows]
+        return sum(len(g) - len(set(g)) for g in grams)
+
+    import numpy as np
+    import openvino as ov
+    import openvino_genai as og
+
+    free = pipe.answers(prompts, [30] * 3, eos)
+    configs = []
+    for _ in prompts:
+        cfg = og.GenerationConfig()
+        cfg.max_new_tokens, cfg.do_sample, cfg.eos_token_id = 30, False, eos
+        cfg.stop_token_ids = {eos}
+        cfg.no_repeat_ngram_size = 2
+        configs.append(cfg)
+    tensors = [ov.Tensor(np.asarray([p], dtype=np.int64)) for p in prompts]
+    ruled = [list(r.m_generation_ids[0]) for r in pipe.pipe.generate(tensors, configs)]
+    ruled = [r[:-1] if r and r[-1] == eos else r for r in ruled]
+    assert twice(free) > 0 and ruled == free
+
+
+def test_genai_refuses_what_its_pipeline_cannot_run(saved_amr):
+    from paraamr.amrlm.module import AMRModule
+
+    m = AMRModule.from_saved(saved_amr / "parser" / "model")
+    m.set_decoding(None, None, stop_loops=3)
+    with pytest.raises(ConfigError, match="genai cannot stop loops"):
+        m.set_engine({"name": "genai"})  # before any export
+    m.set_decoding(None, None, num_beams=2)
+    with pytest.raises(ConfigError, match="greedily only; num_beams=2"):
+        m.set_engine({"name": "genai"})
+    gen = AMRModule.from_saved(saved_amr / "generator" / "model")
+    gen.set_decoding(None, 4)
+    with pytest.raises(ConfigError, match="no greedy n-gram rule .* no_repeat_words=4"):
+        gen.set_engine({"name": "genai"})
+
+
+def test_a_genai_export_without_its_tokenizer_is_one_line(tmp_path):
+    from paraamr.lms.genai import GenAIPipeline
+
+    (tmp_path / "openvino_model.xml").write_text("<net>")
+    with pytest.raises(ExportError, match="no openvino_tokenizer.xml") as e:
+        GenAIPipeline(tmp_path)
+    assert len(str(e.value).splitlines()) == 1
+    (tmp_path / "openvino_tokenizer.xml").write_text("<net>")
+    with pytest.raises(ExportError, match="OpenVINO GenAI cannot load it") as e:
+        GenAIPipeline(tmp_path)
+    assert len(str(e.value).splitlines()) == 1
+
+
 @pytest.mark.slow
 @needs_export
 def test_the_export_is_made_once_per_weights_and_again_when_they_change(saved_amr, tmp_path):
@@ -174,8 +262,9 @@ def test_openvino_decodes_greedily_only(saved_amr):
 def test_engine_settings_are_checked():
     with pytest.raises(ConfigError, match="engine.name must be one of"):
         check_engine({"name": "vllm"})
-    with pytest.raises(ConfigError, match="bf16 on one thread"):
-        check_engine({"name": "openvino", "precision": "bf16", "threads": 1})
+    for name in ("openvino", "genai"):
+        with pytest.raises(ConfigError, match="bf16 on one thread"):
+            check_engine({"name": name, "precision": "bf16", "threads": 1})
     with pytest.raises(ConfigError, match="precision must be one of"):
         check_engine({"name": "openvino", "precision": "int4"})
     assert engine_label(None) == engine_label({"name": "hf", "precision": "bf16"}) == ""
@@ -190,6 +279,8 @@ def test_the_engine_is_named_in_the_builder_signatures(saved_amr):
         hf = cls(str(saved_amr)).signature()
         ov = cls(str(saved_amr), engine={"name": "openvino"}).signature()
         assert "engine" not in hf and ov == hf[:-1] + ",engine=openvino-f32)"
+        genai = cls(str(saved_amr), engine={"name": "genai"}).signature()
+        assert genai == hf[:-1] + ",engine=genai-f32)"
 
 
 def test_bf16_on_one_core_is_refused_before_openvino_runs(tmp_path, monkeypatch):
@@ -197,10 +288,13 @@ def test_bf16_on_one_core_is_refused_before_openvino_runs(tmp_path, monkeypatch)
     import os
 
     from paraamr.lms.engines import OpenVINOSteps
+    from paraamr.lms.genai import GenAIPipeline
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     with pytest.raises(ConfigError, match="bf16 on one core"):
         OpenVINOSteps(tmp_path, precision="bf16", threads=2)
+    with pytest.raises(ConfigError, match="bf16 on one core"):
+        GenAIPipeline(tmp_path, precision="bf16", threads=2)
 
 
 @pytest.mark.slow
