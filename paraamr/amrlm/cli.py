@@ -65,11 +65,23 @@ def add_amr_parser(sub: Any) -> argparse.ArgumentParser:
         c.add_argument("--dtype", default=None, choices=("fp32", "bf16", "auto"), metavar="P",
                        help="precision of the decoding: fp32 (default), bf16 (bf16 weights), "
                        "auto (bf16 where native)")  # fmt: skip
-        engines = ("hf", "openvino", "openvino-f32", "openvino-bf16")
+        engines = ("hf", "openvino", "openvino-f32", "openvino-bf16", "genai", "genai-f32",
+                   "genai-bf16")  # fmt: skip
         c.add_argument("--engine", default="hf", choices=engines, metavar="E",
                        help="what decodes: hf (PyTorch, the default), openvino or openvino-f32 "
                        "(the model's OpenVINO IR, exported once beside it; greedy only), "
-                       "openvino-bf16 (the same in bf16; two cores or more)")  # fmt: skip
+                       "openvino-bf16 (the same in bf16; two cores or more), genai, genai-bf16 "
+                       "(the IR under OpenVINO GenAI's pipeline; the parser under the graph "
+                       "grammar; a generator only without its no-repeat rule)")  # fmt: skip
+    cmds.choices["parse"].add_argument(
+        "--constraint",
+        default=None,
+        choices=("brackets", "grammar"),
+        metavar="C",
+        help="the parser's decoding rule: brackets (balanced, closed within the answer cap; "
+        "the model's setting) or grammar (paraamr.amrlm.grammar: AMR roles; genai runs it "
+        "always)",
+    )
     cmds.choices["parse"].add_argument(
         "--read-tokens", type=whole_number(1), default=READ_TOKENS, metavar="N",
         help=f"read at most N tokens of a sentence (default: {READ_TOKENS}; the parser was "
@@ -108,19 +120,19 @@ def run_amr(a: argparse.Namespace) -> None:
     if direction == "parse":
         lines = text.splitlines()
         if a.output:
-            module = _load(where, a.num_beams, a.dtype, a.engine, a.read_tokens)
+            module = _load(where, a.num_beams, a.dtype, a.engine, a.read_tokens, a.constraint)
             s = module.settings
             decoding = {"model": str(where.resolve()), "read_tokens": s["max_source_length"],
                         "answer_cap": s.get("answer_cap"), "stop_loops": s.get("stop_loops"),
                         "num_beams": s.get("num_beams"), "dtype": a.dtype or "fp32",
-                        "engine": a.engine}  # fmt: skip
+                        "engine": a.engine, "grammar": module.grammar() is not None}  # fmt: skip
             res = parse_to_file(module, lines, a.output, a.batch_size, a.on_error, name,
                                 a.progress, decoding=decoding)  # fmt: skip
             if res["resumed"]:
                 print(f"amr parse: {a.output} held {res['resumed']} of {res['lines']} graphs; "
                       f"parsed the other {res['parsed']}", file=sys.stderr)  # fmt: skip
         else:
-            module = _load(where, a.num_beams, a.dtype, a.engine, a.read_tokens)
+            module = _load(where, a.num_beams, a.dtype, a.engine, a.read_tokens, a.constraint)
             blocks = parse_lines(module, lines, a.batch_size, a.on_error, name, a.progress)
             print("\n\n".join(blocks))
     else:
@@ -134,10 +146,12 @@ def run_amr(a: argparse.Namespace) -> None:
 
 
 def _load(where: Path, num_beams: int | None = None, dtype: str | None = None,
-          engine: str = "hf", read_tokens: int | None = None) -> Any:  # fmt: skip
+          engine: str = "hf", read_tokens: int | None = None,
+          constraint: str | None = None) -> Any:  # fmt: skip
     """The saved module, decoding with ``num_beams`` beams where given, in ``dtype``, on
-    ``engine`` (``hf``, ``openvino``, ``openvino-bf16``: :mod:`paraamr.lms.engines`), reading
-    ``read_tokens`` source tokens where given."""
+    ``engine`` (``hf``, ``openvino``, ``openvino-bf16``, ``genai``, ``genai-bf16``:
+    :mod:`paraamr.lms.engines`), reading ``read_tokens`` source tokens where given, a parser
+    under ``constraint`` where given (``brackets`` | ``grammar``)."""
     from transformers.utils import logging as hf_logging
 
     from paraamr.amrlm.module import AMRModule
@@ -145,10 +159,11 @@ def _load(where: Path, num_beams: int | None = None, dtype: str | None = None,
     hf_logging.disable_progress_bar()  # stderr keeps the counts and errors only
     module = AMRModule.from_saved(where)
     module.set_read_limit(read_tokens, "--read-tokens")
-    if num_beams is not None:
+    if num_beams is not None or constraint is not None:
         s = module.settings
         module.set_decoding(s["answer_cap"], s["no_repeat_words"], stop_loops=s.get("stop_loops"),
-                            num_beams=num_beams)  # fmt: skip
+                            num_beams=num_beams or s["num_beams"],
+                            constraint=constraint)  # fmt: skip
     module.set_precision(dtype, "--dtype")
     name, _, precision = engine.partition("-")
     module.set_engine({"name": name, "precision": precision or "f32"}, "--engine")

@@ -299,7 +299,7 @@ def test_bf16_on_one_core_is_refused_before_openvino_runs(tmp_path, monkeypatch)
 
 @pytest.mark.slow
 @needs_export
-def test_amr_parse_on_openvino_writes_what_pytorch_writes(saved_amr, tmp_path, capsys):
+def test_amr_parse_on_openvino_and_genai_writes_what_pytorch_writes(saved_amr, tmp_path, capsys):
     from paraamr.cli import main
 
     src = tmp_path / "s.txt"
@@ -309,3 +309,8 @@ def test_amr_parse_on_openvino_writes_what_pytorch_writes(saved_amr, tmp_path, c
         main(["amr", "parse", "--model", str(saved_amr), "--input", str(src), "--engine", engine])
         outs.append(capsys.readouterr().out)
     assert outs[0] == outs[1] and outs[0].count("# ::snt") == len(SENTENCES)
+    grammar = []
+    for args in (["--engine", "hf", "--constraint", "grammar"], ["--engine", "genai"]):
+        main(["amr", "parse", "--model", str(saved_amr), "--input", str(src), *args])
+        grammar.append(capsys.readouterr().out)
+    assert grammar[0] == grammar[1] and grammar[0].count("# ::snt") == len(SENTENCES)
