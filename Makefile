@@ -156,15 +156,12 @@ amr-model: setup ## the AMR parser and generator trained here, into AMR_MODEL, w
 # auto: bf16 where the CPU has AVX512-BF16 or AMX; make bench-decode measures it)
 AMR_DTYPE ?=
 # AMR_ENGINE: what the trained models decode on in parses and builds (empty: hf; openvino;
-# openvino-bf16; genai, genai-bf16: paraamr.lms.engines, make bench-engines measures them).
-# genai runs the parser; the generator's no-repeat rule needs the project's loop, so a build's
-# generator runs on openvino at the same precision.
+# openvino-bf16; genai, genai-bf16: paraamr.lms.engines, make bench-engines measures them)
 AMR_ENGINE ?=
 AMR_PARSE = $(PY) -m paraamr.cli amr parse --model $(AMR_MODEL)$(if $(AMR_DTYPE), --dtype $(AMR_DTYPE))$(if $(AMR_ENGINE), --engine $(AMR_ENGINE))
 BUILD_AMR = $(PY) experiments/build.py +experiment=build_offline amr_model=$(AMR_MODEL) \
 	$(if $(AMR_DTYPE),stog.dtype=$(AMR_DTYPE) generator.dtype=$(AMR_DTYPE)) \
-	$(if $(AMR_ENGINE),engine=$(firstword $(subst -, ,$(AMR_ENGINE)))$(if $(findstring bf16,$(AMR_ENGINE)), engine.precision=bf16)) \
-	$(if $(filter genai%,$(AMR_ENGINE)),'generator.engine={name:openvino$(comma)precision:$${engine.precision}$(comma)threads:$${engine.threads}}')
+	$(if $(AMR_ENGINE),engine=$(firstword $(subst -, ,$(AMR_ENGINE)))$(if $(findstring bf16,$(AMR_ENGINE)), engine.precision=bf16))
 build-offline: setup ## offline corpus from your sentences: trains the AMR models into AMR_MODEL when missing (36-39 min on a 2-core AMD EPYC with AVX512-BF16), then builds: make build-offline INPUT=sentences.txt
 	@test -n "$(INPUT)" && test -f "$(INPUT)" || { echo "make build-offline: INPUT=FILE is required (one sentence a line): '$(INPUT)' is no file" >&2; exit 2; }
 	$(MAKE) amr-model AMR_MODEL=$(AMR_MODEL) AMR_ARGS="$(AMR_ARGS)"

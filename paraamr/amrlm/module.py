@@ -120,6 +120,9 @@ class AMRModule(Seq2SeqModule):
         self.set_decoding(answer_cap, no_repeat_words, stop_loops=stop_loops, num_beams=num_beams,
                           constraint=constraint)  # fmt: skip
         self._brackets: BracketTable | None = None
+        #: answers the ``genai`` engine decoded again under the no-repeat rule (since
+        #: :meth:`set_engine`)
+        self.redone = 0
         #: the precision of :meth:`generate`'s weights (:meth:`set_precision`); training has its own
         self.inference_precision: Precision = resolve(None)
 
@@ -208,7 +211,11 @@ class AMRModule(Seq2SeqModule):
         return [close_graph(t) for t in texts]
 
     def _pipeline_answers(self, sources: Sequence[str], limit: int) -> list[str]:
-        """The answers of the ``genai`` engine: per-row limits, the grammar for a parser."""
+        """The answers of the ``genai`` engine: per-row limits, the grammar for a parser; for
+        a generator with ``no_repeat_words``, each answer the rule would have changed (its
+        first banned token, :meth:`RepeatedWordBlocker.first_ban`) decoded again under the
+        rule by the project's loop on the same IR (:attr:`engine_steps`), so the answers are
+        the rule's. :attr:`redone` counts those."""
         s, tok = self.settings, self.tokenizer
         sep = tok("\n", add_special_tokens=False)["input_ids"]
         prompts = [self.units(x)[: s["max_source_length"]] + sep for x in sources]
@@ -216,27 +223,42 @@ class AMRModule(Seq2SeqModule):
         grammar = self.grammar()
         ids = self.engine_pipeline.answers(prompts, limits, int(tok.eos_token_id), grammar)
         texts = [decode_ids(tok, torch.tensor(row, dtype=torch.long)) for row in ids]
+        n = s.get("no_repeat_words") if s["direction"] == "generate" else None
+        if n:
+            from paraamr.lms.repeats import RepeatedWordBlocker
+
+            rule = RepeatedWordBlocker(tok, 0, n)
+            redo = [i for i, row in enumerate(ids) if rule.first_ban(row) is not None]
+            if redo:
+                pipeline, self.engine_pipeline = self.engine_pipeline, None
+                try:
+                    again = self.generate([sources[i] for i in redo], max_new_tokens=limit)
+                finally:
+                    self.engine_pipeline = pipeline
+                for i, text in zip(redo, again, strict=True):
+                    texts[i] = text
+            self.redone += len(redo)
         return self._closed(texts) if grammar is not None else texts
 
     def set_engine(self, engine: dict[str, Any] | None, what: str = "engine") -> dict[str, Any]:
         """:meth:`Seq2SeqModule.set_engine`, after refusing what OpenVINO GenAI's pipeline
-        cannot run: the parser's ``stop_loops`` and the generator's ``no_repeat_words`` (its
-        greedy search has no n-gram rule; ``no_repeat_ngram_size`` applies to beam search
-        only)."""
-        from paraamr.lms.engines import check_engine
+        cannot run (the parser's ``stop_loops``). A generator with ``no_repeat_words`` on
+        ``genai`` also gets the project's loop on the same IR (:attr:`engine_steps`), which
+        decodes again the answers the rule would have changed (:meth:`_pipeline_answers`);
+        the pipeline's own ``no_repeat_ngram_size`` applies to beam search only."""
+        from paraamr.lms.engines import OpenVINOSteps, check_engine
 
-        if check_engine(engine, what)["name"] == "genai":
-            s = self.settings
-            if s.get("stop_loops"):
-                raise ConfigError(f"{what}.name=genai cannot stop loops inside its pipeline: "
-                                  "set stop_loops null or use the openvino engine")  # fmt: skip
-            if s["direction"] == "generate" and s.get("no_repeat_words"):
-                raise ConfigError(
-                    f"{what}.name=genai has no greedy n-gram rule for the generator's "
-                    f"no_repeat_words={s['no_repeat_words']}: use the openvino engine for it "
-                    "(or no_repeat_words null)"
-                )
-        return super().set_engine(engine, what)
+        e = check_engine(engine, what)
+        if e["name"] == "genai" and self.settings.get("stop_loops"):
+            raise ConfigError(f"{what}.name=genai cannot stop loops inside its pipeline: "
+                              "set stop_loops null or use the openvino engine")  # fmt: skip
+        out = super().set_engine(engine, what)
+        self.redone = 0
+        s = self.settings
+        if e["name"] == "genai" and s["direction"] == "generate" and s.get("no_repeat_words"):
+            self.engine_steps = OpenVINOSteps(self.engine_pipeline.folder, e["precision"],
+                                              e["threads"])  # fmt: skip
+        return out
 
     def set_precision(self, dtype: str | None, what: str = "dtype") -> Precision:
         """Run :meth:`generate` in ``dtype`` on this module's device

@@ -9,8 +9,8 @@ processors of the model's decoding applied at every step), so the constraints of
 parser (balanced graphs or the graph grammar, answer caps) and the generator's no-repeat rule
 hold on both; only the forward passes differ. ``genai`` decodes in C++: the parser runs the
 graph grammar (:mod:`paraamr.amrlm.grammar`, XGrammar inside the pipeline), answer caps are
-per-row length limits, and the generator's word n-gram rule becomes the pipeline's token
-n-gram rule. ``openvino`` and ``genai`` run greedy decoding only (beam search stays on ``hf``).
+per-row length limits, and a generator's answer that its word n-gram rule would have changed
+is decoded again under the rule by the project's loop on the same IR. ``openvino`` and ``genai`` run greedy decoding only (beam search stays on ``hf``).
 
 Settings (``conf/engine/``): ``name`` (``hf`` | ``openvino`` | ``genai``), ``precision``
 (``f32`` | ``bf16``: OpenVINO's inference precision hint) and ``threads`` (``null``:

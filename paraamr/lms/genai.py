@@ -10,9 +10,11 @@ construction reads the tokenizer IR beside the model's graph.
 
 Per-row settings: each prompt carries its own answer limit (the parser's ``answer_cap``), so a
 batch is one call. A rule the pipeline cannot run is refused before any decoding
-(:func:`paraamr.lms.engines.check_engine` and the module's ``set_engine``): beam search, the
-parser's ``stop_loops`` and the generator's word-level no-repeat rule (the pipeline's own
-``no_repeat_ngram_size`` applies to beam search only: greedy answers repeat under it, tested).
+(:func:`paraamr.lms.engines.check_engine` and the module's ``set_engine``): beam search and the
+parser's ``stop_loops``. The generator's word-level no-repeat rule does not run inside the
+pipeline (its own ``no_repeat_ngram_size`` applies to beam search only: greedy answers repeat
+under it, tested); :class:`paraamr.amrlm.module.AMRModule` decodes again, under the rule and
+in the project's loop, the answers the rule would have changed.
 
 Precision: ``f32`` sets OpenVINO's inference precision hint and the key/value cache to f32 (the
 CPU plugin otherwise picks bf16 on a CPU with AMX and a u8 cache); ``bf16`` sets both to bf16.

@@ -88,14 +88,32 @@ class RepeatedWordBlocker:
             self._first_id[word] = ids[0] if ids else None
         return self._first_id[word]
 
+    def banned_ids(self, text: str) -> set[int]:
+        """The tokens banned after the answer ``text``."""
+        ids = {self.first_id(w) for w in banned_next_words(answer_words(text), self.n)}
+        ids.discard(None)
+        return ids  # type: ignore[return-value]
+
+    def first_ban(self, answer: Sequence[int]) -> int | None:
+        """The first position of ``answer`` (a row's generated ids, decoded without the
+        rule) whose token the rule bans after the ids before it; ``None`` if none is. Where
+        none is, greedy decoding under the rule writes the same answer (it only ever removes
+        tokens that were not chosen), so only the other answers need decoding again.
+
+        """
+        for t in range(1, len(answer)):
+            text = self.tokenizer.decode(list(answer[:t]), skip_special_tokens=True)
+            if int(answer[t]) in self.banned_ids(text):
+                return t
+        return None
+
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         new = input_ids[:, self.start :]
         if new.shape[1] == 0:
             return scores
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         for row, text in enumerate(texts):
-            ids = {self.first_id(w) for w in banned_next_words(answer_words(text), self.n)}
-            ids.discard(None)
+            ids = self.banned_ids(text)
             if ids:
                 scores[row, sorted(ids)] = float("-inf")
                 self.bans += 1
