@@ -10,7 +10,8 @@ parser (balanced graphs or the graph grammar, answer caps) and the generator's n
 hold on both; only the forward passes differ. ``genai`` decodes in C++: the parser runs the
 graph grammar (:mod:`paraamr.amrlm.grammar`, XGrammar inside the pipeline), answer caps are
 per-row length limits, and a generator's answer that its word n-gram rule would have changed
-is decoded again under the rule by the project's loop on the same IR. ``openvino`` and ``genai`` run greedy decoding only (beam search stays on ``hf``).
+is decoded again under the rule by the project's loop on the same IR. ``openvino`` and
+``genai`` run greedy decoding only (beam search stays on ``hf``).
 
 Settings (``conf/engine/``): ``name`` (``hf`` | ``openvino`` | ``genai``), ``precision``
 (``f32`` | ``bf16``: OpenVINO's inference precision hint) and ``threads`` (``null``:

@@ -176,7 +176,6 @@ def test_genai_refuses_what_its_pipeline_cannot_run(saved_amr):
         m.set_engine({"name": "genai"})
 
 
-
 def test_a_genai_export_without_its_tokenizer_is_one_line(tmp_path):
     from paraamr.lms.genai import GenAIPipeline
 
