@@ -28,8 +28,16 @@ def answers(
     desc: str | None = None,
 ) -> list[str]:
     """``module.generate``'s answer per prompt, batched by length, in input order. ``desc``:
-    the progress bar's label (``None``: the module's ``direction`` setting, else ``answers``)."""
+    the progress bar's label (``None``: the module's ``direction`` setting, else ``answers``).
+    A module decoding on a pipeline that batches by itself (``engine_pipeline``, OpenVINO
+    GenAI's continuous batching) gets at least :data:`paraamr.lms.genai.PIPELINE_BATCH`
+    prompts a call, so its scheduler keeps its batch full."""
     from tqdm import tqdm
+
+    if getattr(module, "engine_pipeline", None) is not None:
+        from paraamr.lms.genai import PIPELINE_BATCH
+
+        batch_size = max(batch_size, PIPELINE_BATCH)
 
     label = desc or getattr(module, "settings", {}).get("direction", "answers")
     bar = tqdm(total=len(prompts), desc=label, disable=not progress)

@@ -26,12 +26,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GenAIPipeline", "TOKENIZER_FILE"]
+__all__ = ["GenAIPipeline", "TOKENIZER_FILE", "PIPELINE_BATCH"]
 
 TOKENIZER_FILE = "openvino_tokenizer.xml"
 #: the paged key/value cache's size in GB (a 135M model: ~46 kB per token in f32, so 2 GB hold
 #: ~45k tokens: 64 rows of 700 tokens)
 CACHE_GB = 2
+#: the fewest prompts :func:`paraamr.lms.answers.answers` hands the pipeline a call: its
+#: scheduler batches them itself, and a small call leaves its batch short as answers finish
+PIPELINE_BATCH = 256
 
 
 class GenAIPipeline:

@@ -330,3 +330,29 @@ def test_amr_parse_on_openvino_and_genai_writes_what_pytorch_writes(saved_amr, t
         main(["amr", "parse", "--model", str(saved_amr), "--input", str(src), *args])
         grammar.append(capsys.readouterr().out)
     assert grammar[0] == grammar[1] and grammar[0].count("# ::snt") == len(SENTENCES)
+
+
+def test_a_pipeline_engine_gets_full_batches():
+    """A module decoding on a self-batching pipeline gets PIPELINE_BATCH prompts a call
+    however small the caller's batch size; one on the project's loop keeps the caller's."""
+    from paraamr.lms.answers import answers
+    from paraamr.lms.genai import PIPELINE_BATCH
+
+    class Recorder:
+        engine_pipeline = None
+
+        def __init__(self):
+            self.calls = []
+
+        def generate(self, batch):
+            self.calls.append(len(batch))
+            return [p.upper() for p in batch]
+
+    prompts = [f"p{i}" * (i % 7 + 1) for i in range(PIPELINE_BATCH + 44)]
+    loop = Recorder()
+    assert answers(loop, prompts, batch_size=16, progress=False) == [p.upper() for p in prompts]
+    assert max(loop.calls) == 16
+    piped = Recorder()
+    piped.engine_pipeline = object()
+    assert answers(piped, prompts, batch_size=16, progress=False) == [p.upper() for p in prompts]
+    assert sorted(piped.calls) == [44, PIPELINE_BATCH]
