@@ -7,8 +7,10 @@ text of each vocabulary token (:class:`BracketTable`, read once per tokenizer) i
 open-bracket depth of what a row has written and allows
 
 - first, only tokens whose text starts with ``(`` (after spaces);
-- then any token that does not close more brackets than are open at any point of its text
-  and does not open deeper than ``max_depth``; the end-of-sequence token only at depth 0;
+- then any token that keeps the graph open all through its text (never closes more brackets
+  than are open) and does not open deeper than ``max_depth``, or one that closes the graph
+  with its last bracket (``)``, `` )``, ``))`` at depth 2; not ``) (``, which would start a
+  second graph); the end-of-sequence token only at depth 0;
 - once the depth is 0 again, only the end-of-sequence token (one graph per answer);
 - when the tokens left before ``max_new_tokens`` are only enough to close what is open, only
   the close-bracket token, so an answer cut by the length limit is still balanced;
@@ -27,6 +29,8 @@ Examples:
     [True, False, False, False, True, False]
     >>> c.mask([0, 2]).tolist()    # depth 1: no '))', no end yet
     [True, True, True, False, True, False]
+    >>> BalancedGraph(table, 20, 3).mask([0, 0, 2]).tolist()  # depth 2: '))' may close it
+    [True, True, True, True, True, False]
     >>> c.mask([0, 2, 1]).tolist() # closed: only the end
     [False, False, False, False, False, True]
     >>> c.mask([0, 0, 0]).tolist() # depth 3 with 3 tokens left: close only
@@ -65,10 +69,12 @@ class BracketTable:
     word: torch.Tensor
     eos: int
     close: int
+    #: its text ends in a ``)`` (spaces after it aside) at its lowest depth: it may close the graph
+    closes_last: torch.Tensor | None = None
 
     @classmethod
     def from_texts(cls, texts: Sequence[str], eos: int, close: int) -> BracketTable:
-        delta, low, peak, first, word = [], [], [], [], []
+        delta, low, peak, first, word, last = [], [], [], [], [], []
         for text in texts:
             d = lo = hi = 0
             for ch in text:
@@ -82,8 +88,10 @@ class BracketTable:
             peak.append(hi)
             first.append(text.lstrip().startswith("("))
             word.append(bool(text.replace("(", "").replace(")", "").strip()))
+            last.append(text.rstrip().endswith(")") and lo == d)
         return cls(torch.tensor(delta), torch.tensor(low), torch.tensor(peak),
-                   torch.tensor(first), torch.tensor(word), eos, close)  # fmt: skip
+                   torch.tensor(first), torch.tensor(word), eos, close,
+                   torch.tensor(last))  # fmt: skip
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Any) -> BracketTable:
@@ -148,7 +156,11 @@ class BalancedGraph:
         if left - 1 <= depth or self.looped(generated):  # the closes must start now
             return self._only_close.clone()
         after = depth + t.delta
-        mask = (t.low >= -depth) & (depth + t.peak <= self.max_depth) & (after >= 1)
+        # the graph stays open all through the token, or the token closes it last (" )")
+        ok = t.low > -depth
+        if t.closes_last is not None:
+            ok |= (after == 0) & t.closes_last
+        mask = ok & (depth + t.peak <= self.max_depth)
         mask &= after <= left - 1  # what opens must still fit its closes
         mask[t.close] = True
         mask[t.eos] = False

@@ -14,6 +14,8 @@ and what :class:`GrammarLogits` runs on the PyTorch and OpenVINO engines), with
   inverse ``-of``;
 - at most ``max_depth`` graphs open at once (the nesting unrolled, so the grammar stays a
   finite one);
+- at most one space before the graph (the parser's first token is ``" ("`` as often as
+  ``"("``: forcing one of them moves the whole answer);
 - the end of the answer right after the outermost graph closes (one graph per answer).
 
 A grammar cannot count tokens, so the answer cap (``model.answer_cap``) is the engine's length
@@ -63,7 +65,7 @@ def graph_grammar(max_depth: int | None = 40) -> str:
     once (``None``: unbounded nesting). The start rule is ``root``."""
     names = " | ".join(f'"{n}"' for n in sorted(ROLE_NAMES, key=lambda n: (-len(n), n)))
     lines = [
-        'root ::= graph1',
+        'root ::= " "? graph1',
         'concept ::= [^\\x00-\\x20()":/~#\\\\]+',
         'atom ::= concept | "\\"" [^\\x00-\\x1f"\\\\]+ "\\""',
         'role ::= ":" ("ARG" [0-9] | "op" [1-9] [0-9]* | "snt" [1-9] [0-9]* '

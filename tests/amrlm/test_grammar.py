@@ -31,7 +31,7 @@ def test_every_gold_graph_is_accepted(data_dir):
         "( a :ARG10 b )",  # ARG0-ARG9 only
         "( a :op0 b )",  # ops count from 1
         "( a :ARG0 )",  # a role without its value
-        " ( a )",  # the parser's answers start at the bracket
+        "  ( a )",  # at most one space before the bracket (a " (" token)
         "( a  :mod b )",  # one space between items
         "(a :mod b)",  # the serializer's spaced brackets
         "( :mod b )",  # no concept
@@ -124,3 +124,20 @@ def test_grammar_decoding_is_greedy_only(tiny_parser):
         parser.generate(SENTENCES, num_beams=2)
     with pytest.raises(ConfigError, match="model.constraint must be one of"):
         parser.set_decoding(None, None, constraint="regex")
+
+
+def test_brackets_let_a_spaced_bracket_close_the_graph():
+    """The parser's tokenizer writes " )" as often as ")": the bracket constraint once allowed
+    only the lone ")" to close the outermost graph, so a parser that wanted " )" there was made
+    to go on writing roles until its answer cap (hand table: ids 0-5)."""
+    from paraamr.amrlm.constraint import BalancedGraph, BracketTable
+
+    texts = [" (", " want", " )", ")", ") (", "<eos>", " ))"]
+    table = BracketTable.from_texts(texts, eos=5, close=3)
+    c = BalancedGraph(table, max_new_tokens=20)
+    allowed = c.mask([0, 1]).tolist()  # depth 1
+    assert allowed[2] and allowed[3]  # " )" and ")" close it
+    assert not allowed[4] and not allowed[5]  # ") (" would open a second graph; no end yet
+    assert not allowed[6]  # " ))" closes more than is open
+    assert c.mask([0, 1, 0, 1]).tolist()[6]  # depth 2: " ))" closes both
+    assert c.mask([0, 1, 2]).tolist() == [False] * 5 + [True, False]  # closed: only the end
