@@ -125,7 +125,7 @@ def run_amr(a: argparse.Namespace) -> None:
             decoding = {"model": str(where.resolve()), "read_tokens": s["max_source_length"],
                         "answer_cap": s.get("answer_cap"), "stop_loops": s.get("stop_loops"),
                         "num_beams": s.get("num_beams"), "dtype": a.dtype or "fp32",
-                        "engine": a.engine, "grammar": module.grammar() is not None}  # fmt: skip
+                        "engine": a.engine, "constraint": s.get("constraint")}  # fmt: skip
             res = parse_to_file(module, lines, a.output, a.batch_size, a.on_error, name,
                                 a.progress, decoding=decoding)  # fmt: skip
             if res["resumed"]:

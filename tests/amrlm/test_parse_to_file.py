@@ -102,6 +102,7 @@ def test_graphs_with_a_repeated_edge_are_counted_not_warned_about(tmp_path, monk
     cli.run_amr(cli.argparse.Namespace(amr_cmd="parse", model="m", input=str(source),
                                        batch_size=4, on_error="skip", progress=False,
                                        num_beams=None, dtype=None, engine="hf", read_tokens=None,
+                                       constraint=None,
                                        output=out[1] if out else None))  # fmt: skip
     err = capsys.readouterr().err
     assert "2 of 7 graphs state an edge twice" in err
