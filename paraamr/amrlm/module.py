@@ -217,8 +217,7 @@ class AMRModule(Seq2SeqModule):
         rule by the project's loop on the same IR (:attr:`engine_steps`), so the answers are
         the rule's. :attr:`redone` counts those."""
         s, tok = self.settings, self.tokenizer
-        sep = tok("\n", add_special_tokens=False)["input_ids"]
-        prompts = [self.units(x)[: s["max_source_length"]] + sep for x in sources]
+        prompts = self.prompt_ids(sources)
         limits = [self.answer_limit(x, limit) for x in sources]
         grammar = self.grammar()
         ids = self.engine_pipeline.answers(prompts, limits, int(tok.eos_token_id), grammar)

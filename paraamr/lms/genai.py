@@ -58,8 +58,8 @@ class GenAIPipeline:
         for name in (IR_FILE, TOKENIZER_FILE):
             if not (folder / name).is_file():
                 raise ExportError(f"{folder}: no {name} (export it again: delete the folder)")
-        hint = {"f32": "f32", "bf16": "bf16"}[precision]
-        props: dict[str, Any] = {"INFERENCE_PRECISION_HINT": hint, "KV_CACHE_PRECISION": hint}
+        props: dict[str, Any] = {"INFERENCE_PRECISION_HINT": precision,
+                                 "KV_CACHE_PRECISION": precision}  # fmt: skip
         if threads:
             props["INFERENCE_NUM_THREADS"] = int(threads)
         scheduler = og.SchedulerConfig()

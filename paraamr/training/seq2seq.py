@@ -266,12 +266,17 @@ class Seq2SeqModule(CondGenModule):
             batch["labels"] = lab
         return batch
 
+    def prompt_ids(self, sources: Sequence[str]) -> list[list[int]]:
+        """A decoder-only model's prompt per source: its tokens (read up to
+        ``max_source_length``), then the newline that starts the answer."""
+        sep = self.tokenizer("\n", add_special_tokens=False)["input_ids"]
+        return [self.units(x)[: self.settings["max_source_length"]] + sep for x in sources]
+
     def _causal_batch(
         self, sources: Sequence[str], targets: Sequence[str] | None
     ) -> dict[str, torch.Tensor]:
         s, tok = self.settings, self.tokenizer
-        sep = tok("\n", add_special_tokens=False)["input_ids"]
-        prompts = [self.units(x)[: s["max_source_length"]] + sep for x in sources]
+        prompts = self.prompt_ids(sources)
         if targets is None:  # generation: left padding
             ids, mask = pad_rows(prompts, tok.pad_token_id, left=True)
             return {"input_ids": ids, "attention_mask": mask}
